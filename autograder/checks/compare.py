@@ -1,0 +1,162 @@
+"""Validate what a student's function returned and say precisely where it is wrong.
+
+Every check ends here: `expect_tensor` refuses anything that is not exactly a
+float tensor of the right shape with finite values, and `Comparison` compares
+several cases at once and, when one differs, reports the first mismatch (the
+first time step, for recurrent outputs) with a few values, or the catalogue
+mistake that explains every case.
+"""
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import torch
+
+from autograder.catalogue import CATALOGUE
+from autograder.runtime.codec import Unsupported
+
+ATOL, RTOL = 1e-5, 1e-4  # DESIGN.md: "equals" is allclose(atol=1e-5, rtol=1e-4)
+SHOWN = 4  # values printed around a mismatch
+
+
+class CheckFailure(AssertionError):
+    """A check that did not pass; the message is the student's feedback."""
+
+
+def fail(message: str) -> None:
+    raise CheckFailure(message)
+
+
+def describe_type(value: Any) -> str:
+    if isinstance(value, Unsupported):
+        return f"a {value.type_name}"
+    if type(value) is torch.Tensor:
+        return f"a {str(value.dtype).removeprefix('torch.')} tensor of shape {tuple(value.shape)}"
+    if type(value) is np.ndarray:
+        return f"a numpy array of shape {value.shape}"
+    return f"a {type(value).__name__}"
+
+
+def expect_tensor(value: Any, what: str, shape: Sequence[int], dtype: torch.dtype = torch.float32) -> torch.Tensor:
+    """`value` itself if it is a plain torch.Tensor of `dtype` and `shape` holding finite values."""
+    shape = tuple(shape)
+    wanted = f"a {str(dtype).removeprefix('torch.')} tensor of shape {shape}"
+    if type(value) is not torch.Tensor:
+        fail(f"{what} is {describe_type(value)}; expected {wanted}.")
+    if value.dtype != dtype:
+        fail(f"{what} has dtype {value.dtype}; expected {dtype}.")
+    if tuple(value.shape) != shape:
+        fail(f"{what} has shape {tuple(value.shape)}; expected {shape}.")
+    if value.is_floating_point() and not torch.isfinite(value).all():
+        index = tuple(int(i) for i in (~torch.isfinite(value)).nonzero()[0])
+        fail(f"{what} holds NaN or inf, first at index {list(index)}.")
+    return value
+
+
+def expect_pair(value: Any, what: str, names: tuple[str, str]) -> tuple[Any, Any]:
+    """A tuple (or list) of two things, as `(output, h_n)` or `(h, c)`."""
+    if type(value) not in (tuple, list) or len(value) != 2:
+        fail(f"{what} returned {describe_type(value)}; expected a tuple ({names[0]}, {names[1]}).")
+    return value[0], value[1]
+
+
+def numbers(values: torch.Tensor) -> str:
+    return "[" + ", ".join(f"{float(v):.4f}" for v in values.flatten()) + "]"
+
+
+def first_mismatch(got: torch.Tensor, expected: torch.Tensor, time_axis: int | None) -> tuple[int, ...] | None:
+    """The index of the first entry out of tolerance; for a time axis, the earliest step first."""
+    bad = ~torch.isclose(got, expected, atol=ATOL, rtol=RTOL)
+    if not bad.any():
+        return None
+    if bad.dim() == 0:
+        return ()
+    if time_axis is not None:
+        bad = bad.movedim(time_axis, 0)
+    index = tuple(int(i) for i in bad.nonzero()[0])
+    if time_axis is not None:
+        index = (*index[1 : time_axis + 1], index[0], *index[time_axis + 1 :])
+    return index
+
+
+def mismatch_report(
+    what: str, got: torch.Tensor, expected: torch.Tensor, time_axis: int | None, context: str
+) -> str | None:
+    """Two or three lines on where `got` first differs from `expected`, or None when they agree."""
+    index = first_mismatch(got, expected, time_axis)
+    if index is None:
+        return None
+    if not index:
+        return f"{what} is {float(got):.6f}; expected {float(expected):.6f} ({context})."
+    where = f"{what}[{', '.join(map(str, index))}]"
+    step = ""
+    if time_axis is not None:
+        t = index[time_axis]
+        step = f" from time step {t} on" + (f" (steps 0-{t - 1} agree)" if t > 0 else "")
+    head = index[:-1]
+    start = max(0, min(index[-1] - 1, got.shape[-1] - SHOWN))
+    window = (*head, slice(start, start + SHOWN))
+    label = f"{what}[{', '.join(map(str, head))}{', ' if head else ''}{start}:{start + SHOWN}]"
+    return (
+        f"{what} differs{step}, first at {where} ({context}).\n"
+        f"  {label} expected {numbers(expected[window])}\n"
+        f"  {' ' * len(label)}      got {numbers(got[window])}"
+    )
+
+
+@dataclass
+class Comparison:
+    """Cases compared together: the first mismatch is reported, mistakes are diagnosed."""
+
+    function: str
+    time_axis: dict[str, int] = field(default_factory=dict)
+    _cases: list[tuple[str, str, torch.Tensor, torch.Tensor, dict[str, torch.Tensor]]] = field(default_factory=list)
+
+    def add(
+        self, what: str, got: torch.Tensor, expected: torch.Tensor, context: str, variants: dict[str, Any] | None = None
+    ) -> None:
+        """Record one output of one case; `variants` maps catalogue ids to that mistake's output."""
+        self._cases.append((what, context, got, expected, variants or {}))
+
+    def diagnosis(self) -> str | None:
+        """The first catalogue id whose variant matches every recorded output."""
+        ids = dict.fromkeys(key for *_, variants in self._cases for key in variants)
+        for key in ids:
+            if all(_matches(got, variants.get(key)) for _, _, got, _, variants in self._cases):
+                return key
+        return None
+
+    def verdict(self) -> None:
+        """Raise CheckFailure when any output differs; say which mistake it is when known."""
+        for what, context, got, expected, _ in self._cases:
+            report = mismatch_report(what, got, expected, self.time_axis.get(what), context)
+            if report is not None:
+                fail(with_diagnosis(self.diagnosis(), report))
+
+
+def _matches(got: torch.Tensor, variant: Any) -> bool:
+    return (
+        type(variant) is torch.Tensor
+        and variant.shape == got.shape
+        and bool(torch.allclose(got, variant.to(got.dtype), atol=ATOL, rtol=RTOL))
+    )
+
+
+def with_diagnosis(mistake: str | None, report: str) -> str:
+    """Lead with the named mistake, when there is one."""
+    if mistake is None:
+        return report
+    return f"{CATALOGUE[mistake].feedback}\n{report}"
+
+
+def variant_outputs(table: dict[str, Callable[..., Any]], *args: Any) -> dict[str, Any]:
+    """Each known-bug variant's output on `args`; a variant that cannot run on them is left out."""
+    outputs = {}
+    for key, variant in table.items():
+        try:
+            outputs[key] = variant(*args)
+        except Exception:
+            continue
+    return outputs

@@ -1,0 +1,29 @@
+"""Seeded inputs shared by the checks."""
+
+import torch
+
+
+def generator(seed: int) -> torch.Generator:
+    return torch.Generator().manual_seed(seed)
+
+
+def normal(*shape: int, seed: int, scale: float = 1.0) -> torch.Tensor:
+    return torch.randn(*shape, generator=generator(seed)) * scale
+
+
+def garbage_after(values: torch.Tensor, lengths: torch.Tensor, seed: int, size: float = 3.0) -> torch.Tensor:
+    """`values` (batch, length, ...) with large finite noise after each row's length."""
+    steps = torch.arange(values.shape[1]).unsqueeze(0) < lengths.unsqueeze(1)
+    mask = steps.view(*steps.shape, *([1] * (values.dim() - 2)))
+    noise = size + torch.rand(values.shape, generator=generator(seed)) * size
+    return torch.where(mask, values, noise)
+
+
+def seeded_module(kind, *args, seed: int, **kwargs):
+    """`kind(*args, **kwargs)` with initial weights that depend only on `seed`."""
+    state = torch.random.get_rng_state()
+    torch.manual_seed(seed)
+    try:
+        return kind(*args, **kwargs)
+    finally:
+        torch.random.set_rng_state(state)

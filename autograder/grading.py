@@ -1,0 +1,125 @@
+"""One grading: copy the submission's modules, start a worker, run the hidden suites.
+
+Only `exercises/*.py` is read from the submission; the hidden suites run with the
+autograder's own rootdir and ini, no conftest and no plugin autoload, so nothing a
+student adds to their fork changes how they are graded.
+"""
+
+import os
+import shutil
+import sys
+import tempfile
+import time
+from contextlib import redirect_stderr, redirect_stdout
+from io import StringIO
+from pathlib import Path
+
+import pytest
+import torch
+
+from autograder import __version__
+from autograder.plugin import GradingPlugin, Outcome
+from autograder.results import GradingResult, ItemResult
+from autograder.rubric import Rubric
+from autograder.sandbox import Limits, Worker
+from autograder.student import Remote
+
+SUITES = Path(__file__).resolve().parent / "suites"
+MAX_MODULE_BYTES = 1 << 20
+MAX_LISTED = 50
+SEED = 0  # every call of the student's code starts from torch.manual_seed(SEED)
+
+
+class GradingError(Exception):
+    """Grading could not run at all (not the student's fault: a missing folder, a bad option)."""
+
+
+def copy_submission(submission: Path, target: Path) -> list[str]:
+    """Copy `exercises/*.py` of `submission` into `target/exercises`; return what was left out."""
+    source = submission / "exercises"
+    if not source.is_dir():
+        raise GradingError(f"{submission} has no exercises/ folder: is it a checkout of the student repository?")
+    (target / "exercises").mkdir(parents=True)
+    for path in sorted(source.glob("*.py")):
+        if path.is_file() and not path.is_symlink() and path.stat().st_size <= MAX_MODULE_BYTES:
+            shutil.copyfile(path, target / "exercises" / path.name)
+    if not (target / "exercises" / "__init__.py").exists():
+        (target / "exercises" / "__init__.py").write_text("")
+    return ignored_files(submission)
+
+
+def ignored_files(submission: Path) -> list[str]:
+    """The submission's files that grading does not read (a bounded listing)."""
+    ignored = []
+    for root, folders, files in os.walk(submission):
+        folders[:] = sorted(f for f in folders if f != ".git")
+        for name in sorted(files):
+            relative = Path(root, name).relative_to(submission)
+            graded = relative.parent == Path("exercises") and relative.suffix == ".py"
+            if not graded:
+                ignored.append(relative.as_posix())
+            if len(ignored) > MAX_LISTED:
+                return [*ignored[:MAX_LISTED], "..."]
+    return ignored
+
+
+def run_suites(student: object, rubric: Rubric) -> dict[str, Outcome]:
+    """Run the hidden suites for the rubric's items; return each item's outcome."""
+    plugin = GradingPlugin(student, rubric)
+    arguments = [str(SUITES), "-c", str(SUITES / "pytest.ini"), "--rootdir", str(SUITES), "-p", "no:terminal"]
+    previous = os.environ.get("PYTEST_DISABLE_PLUGIN_AUTOLOAD")
+    os.environ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
+    try:
+        with redirect_stdout(StringIO()), redirect_stderr(StringIO()):
+            code = pytest.main(arguments, plugins=[plugin])
+    finally:
+        if previous is None:
+            os.environ.pop("PYTEST_DISABLE_PLUGIN_AUTOLOAD")
+        else:
+            os.environ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = previous
+    if plugin.unknown:
+        raise GradingError(f"hidden tests without a rubric item: {', '.join(plugin.unknown)}")
+    if code not in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED):
+        raise GradingError(f"the hidden suites did not run (pytest exit code {int(code)})")
+    return plugin.outcomes
+
+
+def limits_from(rubric: Rubric) -> Limits:
+    return Limits(
+        memory_bytes=int(rubric.limits.get("memory_mb", 4096)) << 20,
+        output_bytes=int(rubric.limits.get("output_kb", 16)) << 10,
+    )
+
+
+def grade(submission: Path, rubric: Rubric) -> GradingResult:
+    """Grade one submission against `rubric` (already narrowed by --only)."""
+    started = time.monotonic()
+    with tempfile.TemporaryDirectory(prefix="autograde-") as sandbox:
+        ignored = copy_submission(submission, Path(sandbox) / "submission")
+        with Worker(Path(sandbox) / "submission", Path(sandbox), limits_from(rubric)) as worker:
+            outcomes = run_suites(Remote(worker), rubric)
+    items = [_item_result(item, outcomes.get(item.name)) for item in rubric.items]
+    environment = {
+        "grader_version": __version__,
+        "torch_version": torch.__version__,
+        "python_version": sys.version.split()[0],
+        "torch_threads": 1,
+        "seed": SEED,
+    }
+    return GradingResult(items, round(time.monotonic() - started, 2), environment, ignored)
+
+
+def _item_result(item, outcome: Outcome | None) -> ItemResult:
+    if outcome is None:
+        outcome = Outcome(False, "This item did not run (the grading stopped before it).")
+    return ItemResult(
+        name=item.name,
+        function=item.function,
+        description=outcome.description,
+        score=item.points if outcome.passed else 0.0,
+        max_score=item.points,
+        status="passed" if outcome.passed else "failed",
+        feedback=outcome.feedback,
+        output=outcome.output,
+        seconds=round(outcome.seconds, 3),
+    )

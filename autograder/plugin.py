@@ -1,0 +1,96 @@
+"""The pytest plugin that turns the hidden suites' outcomes into rubric items.
+
+Registered object by object (`pytest.main(plugins=[GradingPlugin(...)])`): it
+provides the `student` fixture, keeps only the rubric's items (and those of
+`--only`), and records each test's outcome and feedback in `config.stash`.
+"""
+
+from dataclasses import dataclass, field
+
+import pytest
+
+from autograder.rubric import Item, Rubric
+from autograder.student import StudentError
+
+outcomes_key = pytest.StashKey[dict[str, "Outcome"]]()
+
+
+@dataclass
+class Outcome:
+    passed: bool
+    feedback: str
+    output: str = ""
+    seconds: float = 0.0
+    description: str = ""
+
+
+@dataclass(eq=False)  # pluggy keeps plugins in sets: identity, not equality
+class GradingPlugin:
+    student: object
+    rubric: Rubric
+    outcomes: dict[str, Outcome] = field(default_factory=dict)
+    unknown: list[str] = field(default_factory=list)
+
+    @pytest.fixture(name="student")
+    def student_fixture(self) -> object:
+        return self.student
+
+    def pytest_configure(self, config: pytest.Config) -> None:
+        config.stash[outcomes_key] = self.outcomes
+
+    def _item_of(self, test: pytest.Item) -> Item | None:
+        for item in self.rubric.items:
+            if item.test_id == (test.path.stem, test.name):
+                return item
+        return None
+
+    def pytest_collection_modifyitems(self, config: pytest.Config, items: list[pytest.Item]) -> None:
+        keep = []
+        for test in items:
+            if self._item_of(test) is not None:
+                keep.append(test)
+            elif not any(test.path.stem == f"test_{f}" for f in self.rubric.functions):
+                continue  # a function left out by --only
+            else:
+                self.unknown.append(test.nodeid)
+        items[:] = keep
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_runtest_call(self, item: pytest.Item):
+        transcript = getattr(self.student, "transcript", None)
+        if transcript is not None:
+            transcript.clear()
+        return (yield)
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_runtest_makereport(self, item: pytest.Item, call: pytest.CallInfo):
+        report = yield
+        if call.when == "call" or (call.when == "setup" and call.excinfo is not None):
+            graded = self._item_of(item)
+            if graded is not None:
+                self.outcomes[graded.name] = Outcome(
+                    passed=call.excinfo is None,
+                    feedback=feedback_for(call.excinfo),
+                    output="".join(getattr(self.student, "transcript", [])),
+                    seconds=call.duration,
+                    description=_description(item, graded),
+                )
+        return report
+
+
+def _description(test: pytest.Item, graded: Item) -> str:
+    """The first line of the item's check's docstring (suites import their checks as `checks`)."""
+    checks = getattr(getattr(test, "module", None), "checks", None)
+    check = getattr(checks, f"check_{graded.function}_{graded.aspect}", None)
+    doc = (check.__doc__ or "").strip() if check else ""
+    return doc.splitlines()[0] if doc else ""
+
+
+def feedback_for(excinfo: pytest.ExceptionInfo | None) -> str:
+    """The student-facing text of a failed item."""
+    if excinfo is None:
+        return ""
+    error = excinfo.value
+    if isinstance(error, (AssertionError, StudentError)):
+        return str(error)
+    return f"The grader could not check this item ({type(error).__name__}: {error}). Please tell your instructor."

@@ -1,0 +1,33 @@
+"""Plain records of a grading: one per rubric item, one for the whole run."""
+
+from dataclasses import dataclass, field
+
+
+@dataclass
+class ItemResult:
+    name: str  # "rnn_forward: output"
+    function: str
+    description: str  # what the item checks, from its check's docstring
+    score: float
+    max_score: float
+    status: str  # "passed" or "failed"
+    feedback: str = ""  # empty when passed
+    output: str = ""  # what the student's code printed during the item (bounded)
+    seconds: float = 0.0
+
+
+@dataclass
+class GradingResult:
+    items: list[ItemResult]
+    execution_time: float
+    environment: dict[str, object] = field(default_factory=dict)  # torch version, threads, seeds, isolation
+    ignored: list[str] = field(default_factory=list)  # submission files left out of the copy
+    error: str = ""  # set when grading itself could not finish
+
+    @property
+    def score(self) -> float:
+        return sum(item.score for item in self.items)
+
+    @property
+    def max_score(self) -> float:
+        return sum(item.max_score for item in self.items)

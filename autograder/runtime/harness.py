@@ -1,0 +1,197 @@
+"""The worker's side of a call: build the arguments, call the student, report back.
+
+`call(request, resolve)` is used by the worker process and, unchanged, by the
+in-process runner of the notebooks. `resolve("recurrence.rnn_forward")` returns
+the student's object; the request and the response are plain data (see codec).
+"""
+
+import contextlib
+import random
+import traceback
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import numpy as np
+import torch
+from torch import nn
+
+from .codec import ArgRef, Build, Effect, Optimizer, Seeded, Unsupported
+from .trusted import TRUSTED
+
+Resolve = Callable[[str], Any]
+MAX_MESSAGE = 2000
+OPTIMIZERS = ("SGD", "Adam", "AdamW")
+WATCHED_LAYERS = (nn.RNN, nn.GRU, nn.LSTM, nn.RNNCell, nn.GRUCell, nn.LSTMCell)
+HARNESS_TARGETS: dict[str, Callable[..., Any]] = {}
+
+
+class ImportFailed(Exception):
+    """The student's module could not be imported."""
+
+
+def reset_globals(seed: int, threads: int) -> None:
+    """The same starting point for every call, whatever an earlier call changed."""
+    torch.set_default_dtype(torch.float32)
+    torch.set_grad_enabled(True)
+    torch.set_num_threads(threads)
+    torch.manual_seed(seed)
+    random.seed(seed)
+    np.random.seed(seed)
+
+
+def build(spec: Build, resolve: Resolve) -> nn.Module:
+    """A module from its description: a torch.nn layer, a trusted model, or the student's class."""
+    if spec.path.startswith("trusted."):
+        kind = TRUSTED[spec.path.removeprefix("trusted.")]
+    elif spec.path.startswith("torch.nn."):
+        kind = getattr(nn, spec.path.removeprefix("torch.nn."))
+    else:
+        kind = resolve(spec.path)
+    module = kind(**spec.kwargs)
+    if spec.state is not None:
+        module.load_state_dict(spec.state)
+    return module
+
+
+def _materialise(args: list[Any], resolve: Resolve) -> list[Any]:
+    built = [build(arg, resolve) if type(arg) is Build else arg for arg in args]
+    for index, arg in enumerate(built):
+        if type(arg) is Seeded:
+            built[index] = torch.Generator().set_state(arg.state)
+    for index, arg in enumerate(built):
+        if type(arg) is Optimizer:
+            if arg.name not in OPTIMIZERS:
+                raise ValueError(f"optimizer {arg.name} is not allowed")
+            built[index] = getattr(torch.optim, arg.name)(built[arg.module_arg].parameters(), **arg.defaults)
+    return built
+
+
+def _replace_modules(value: Any, modules: dict[int, nn.Module]) -> Any:
+    for index, module in modules.items():
+        if value is module:
+            return ArgRef(index)
+    if isinstance(value, nn.Module):
+        return Unsupported(f"{type(value).__module__}.{type(value).__qualname__}")
+    if type(value) in (list, tuple):
+        return type(value)(_replace_modules(item, modules) for item in value)
+    return value
+
+
+def _tensors(value: Any) -> list[torch.Tensor]:
+    if isinstance(value, torch.Tensor):
+        return [value]
+    if type(value) in (list, tuple):
+        return [tensor for item in value for tensor in _tensors(item)]
+    return []
+
+
+@contextlib.contextmanager
+def watching_layers() -> Iterator[list[str]]:
+    """Record every forward of PyTorch's recurrent layers made inside the block."""
+    seen: list[str] = []
+    originals = {layer: layer.forward for layer in WATCHED_LAYERS}
+
+    def spy(layer: type, original: Callable[..., Any]) -> Callable[..., Any]:
+        def forward(self: nn.Module, *args: Any, **kwargs: Any) -> Any:
+            seen.append(f"nn.{layer.__name__}")
+            return original(self, *args, **kwargs)
+
+        return forward
+
+    for layer, original in originals.items():
+        layer.forward = spy(layer, original)
+    try:
+        yield seen
+    finally:
+        for layer, original in originals.items():
+            layer.forward = original
+
+
+@contextlib.contextmanager
+def recording_grad_modes(modules: dict[int, nn.Module]) -> Iterator[dict[int, list[bool]]]:
+    """For each module argument, whether autograd was on at each of its forward calls."""
+    modes: dict[int, list[bool]] = {index: [] for index in modules}
+    hooks = [
+        module.register_forward_pre_hook(lambda *_, index=index: modes[index].append(torch.is_grad_enabled()))
+        for index, module in modules.items()
+    ]
+    try:
+        yield modes
+    finally:
+        for hook in hooks:
+            hook.remove()
+
+
+def _gradients(result: Any, args: list[Any], wrt: list[Any], cotangents: list[torch.Tensor]) -> list[Any]:
+    outputs = _tensors(result)
+    shapes = [tuple(tensor.shape) for tensor in outputs]
+    wanted = [tuple(tensor.shape) for tensor in cotangents]
+    if shapes != wanted:
+        raise ValueError(f"cannot check gradients: the outputs have shapes {shapes}, expected {wanted}")
+    if not any(tensor.requires_grad for tensor in outputs):
+        raise ValueError("no gradient reaches the inputs: the outputs are detached from them")
+    total = sum((tensor * cotangent).sum() for tensor, cotangent in zip(outputs, cotangents, strict=True))
+    total.backward()
+    grads: list[Any] = []
+    for target in wrt:
+        if isinstance(target, int):
+            grads.append(args[target].grad)
+        else:  # "params:K": the parameters of module argument K, by name
+            module = args[int(target.split(":")[1])]
+            grads.append({name: p.grad for name, p in module.named_parameters()})
+    return grads
+
+
+def call(request: dict[str, Any], resolve: Resolve) -> dict[str, Any]:
+    """Run one call as described by `request` and describe what happened."""
+    reset_globals(request.get("seed", 0), request.get("threads", 1))
+    target = request["target"]
+    function = HARNESS_TARGETS[target] if target in HARNESS_TARGETS else resolve(target)
+    args = _materialise(list(request.get("args", [])), resolve)
+    kwargs = dict(request.get("kwargs", {}))
+    grad = request.get("grad")
+    if grad:
+        for index in (i for i in grad["wrt"] if isinstance(i, int)):
+            args[index] = args[index].detach().clone().requires_grad_(True)
+    modules = {index: arg for index, arg in enumerate(args) if isinstance(arg, nn.Module)}
+    before = {index: dict(module.named_parameters()) for index, module in modules.items()}
+    if target in HARNESS_TARGETS:
+        args = [resolve, *args]
+    with watching_layers() as layers, recording_grad_modes(modules) as grad_modes:
+        result = function(*args, **kwargs)
+    response: dict[str, Any] = {"ok": True, "layer_calls": sorted(set(layers))}
+    response["grad_modes"] = {str(index): modes for index, modes in grad_modes.items()}
+    if grad:
+        response["grads"] = _gradients(result, args, grad["wrt"], grad["cotangents"])
+    response["result"] = _replace_modules(result, modules)
+    response["effects"] = {str(index): _effect(module, before[index]) for index, module in modules.items()}
+    return response
+
+
+def _effect(module: nn.Module, before: dict[str, nn.Parameter]) -> Effect:
+    after = dict(module.named_parameters())
+    same = after.keys() == before.keys() and all(after[name] is before[name] for name in before)
+    return Effect({name: tensor.detach().clone() for name, tensor in module.state_dict().items()}, same)
+
+
+def describe_exception(error: BaseException, student_root: str) -> dict[str, Any]:
+    """The exception as the student should see it: type, message, their own frames."""
+    try:
+        message = str(error)
+    except BaseException:  # a student's __str__ may raise anything
+        message = "<the exception's message could not be read>"
+    frames = [
+        frame
+        for frame in traceback.extract_tb(error.__traceback__)
+        if student_root and frame.filename.startswith(student_root)
+    ]
+    lines = [
+        f'  File "{frame.filename.removeprefix(student_root).lstrip("/")}", line {frame.lineno}, in {frame.name}\n'
+        f"    {(frame.line or '').strip()}"
+        for frame in frames[-4:]
+    ]
+    return {
+        "type": type(error).__name__,
+        "message": message[:MAX_MESSAGE] + (" ..." if len(message) > MAX_MESSAGE else ""),
+        "traceback": "\n".join(lines),
+    }

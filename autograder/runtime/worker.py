@@ -1,0 +1,102 @@
+"""The worker process: imports the student's package and serves calls.
+
+Started by the grader as `python -I -S -c BOOT CONFIG` (see autograder.sandbox):
+nothing of the instructor's is on its path but this runtime package. Requests
+and responses are length-prefixed `codec` frames on two inherited pipes; the
+student's stdout and stderr go to a third pipe that the grader reads and bounds.
+"""
+
+import contextlib
+import importlib
+import json
+import os
+import resource
+import struct
+import sys
+from typing import Any
+
+from . import codec, harness
+
+HEADER = struct.Struct("!Q")
+
+
+def _read_exact(fd: int, size: int) -> bytes | None:
+    chunks, remaining = [], size
+    while remaining:
+        chunk = os.read(fd, min(remaining, 1 << 20))
+        if not chunk:
+            return None
+        chunks.append(chunk)
+        remaining -= len(chunk)
+    return b"".join(chunks)
+
+
+def read_frame(fd: int) -> bytes | None:
+    header = _read_exact(fd, HEADER.size)
+    return None if header is None else _read_exact(fd, HEADER.unpack(header)[0])
+
+
+def write_frame(fd: int, payload: bytes) -> None:
+    view = memoryview(HEADER.pack(len(payload)) + payload)
+    while view:
+        view = view[os.write(fd, view) :]
+
+
+def _limit(name: str, value: int | None) -> None:
+    if value is not None and hasattr(resource, name):
+        resource.setrlimit(getattr(resource, name), (value, value))
+
+
+class Resolver:
+    """Finds `module.attr[.attr]` in the student's package, importing on demand."""
+
+    def __init__(self, package: str) -> None:
+        self.package = package
+
+    def __call__(self, dotted: str) -> Any:
+        module_name, *attributes = dotted.split(".")
+        try:
+            value = importlib.import_module(f"{self.package}.{module_name}")
+        except BaseException as error:
+            raise harness.ImportFailed(module_name) from error
+        for attribute in attributes:
+            value = getattr(value, attribute)
+        return value
+
+
+def serve(config: dict[str, Any]) -> None:
+    requests, responses = config["request_fd"], config["response_fd"]
+    resolve = Resolver(config.get("package", "exercises"))
+    root = config["submission"]
+    while True:
+        frame = read_frame(requests)
+        if frame is None:
+            return
+        try:
+            response = harness.call(codec.loads(frame), resolve)
+        except harness.ImportFailed as failure:
+            error = failure.__cause__ or failure
+            response = {"ok": False, "phase": "import", "module": str(failure)}
+            response["error"] = harness.describe_exception(error, root)
+        except BaseException as error:  # the student's code may raise anything, SystemExit included
+            response = {"ok": False, "phase": "call", "error": harness.describe_exception(error, root)}
+        for stream in (sys.stdout, sys.stderr):
+            with contextlib.suppress(BaseException):
+                stream.flush()
+        try:
+            payload = codec.dumps(response)
+        except BaseException as error:
+            payload = codec.dumps({"ok": False, "phase": "reply", "error": harness.describe_exception(error, "")})
+        write_frame(responses, payload)
+
+
+def main(config: dict[str, Any]) -> None:
+    _limit("RLIMIT_AS", config.get("memory_bytes"))
+    _limit("RLIMIT_CORE", 0)
+    _limit("RLIMIT_NPROC", config.get("max_processes"))
+    sys.stdin = open(os.devnull)  # noqa: SIM115 - kept open for the process's lifetime
+    serve(config)
+
+
+if __name__ == "__main__":
+    main(json.loads(sys.argv[1]))

@@ -1,0 +1,249 @@
+"""The grader's handle on a submission: call its functions, get plain results back.
+
+`Remote` sends each call to the worker process; `InProcess` runs it here (for the
+notebooks, where the student's code already runs in the kernel). Both take the
+same arguments, turn modules, optimizers and generators into descriptions, and
+return a `Call`: the value, what happened to module arguments, gradients, the
+recurrent layers used and the output printed. Failures raise a `StudentError`
+whose message is the feedback.
+"""
+
+import re
+import types
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import torch
+from torch import nn
+
+from autograder.runtime import codec, harness, trusted
+from autograder.runtime.codec import ArgRef, Build, Effect, Optimizer, Seeded
+from autograder.sandbox import Worker, WorkerDied
+
+DEFAULT_TIMEOUT = 10.0
+TODO_LABEL = re.compile(r"TODO \d+ · [^:]+")
+DEATH_HINTS = {
+    "timeout": "an endless loop, or far too much work?",
+    "out of memory": "a tensor far larger than the inputs?",
+    "exit": "sys.exit, os._exit or a kill in your code?",
+    "crash": "the Python process itself failed",
+}
+
+
+class StudentError(Exception):
+    """A call that did not return a value; str() is the feedback."""
+
+
+class NotDone(StudentError):
+    """The TODO still raises NotImplementedError."""
+
+
+class Raised(StudentError):
+    """The student's code raised an exception."""
+
+    def __init__(self, message: str, error_type: str, error_message: str) -> None:
+        super().__init__(message)
+        self.error_type = error_type
+        self.error_message = error_message
+
+
+class ImportFailed(StudentError):
+    """The student's module could not be imported."""
+
+
+class Died(StudentError):
+    """The worker hung, crashed, exited or ran out of memory."""
+
+    def __init__(self, message: str, kind: str) -> None:
+        super().__init__(message)
+        self.kind = kind
+
+
+@dataclass
+class Call:
+    """What one call of the student's code gave back."""
+
+    value: Any
+    effects: dict[int, Effect] = field(default_factory=dict)
+    grads: list[Any] | None = None
+    layer_calls: list[str] = field(default_factory=list)
+    grad_modes: dict[int, list[bool]] = field(default_factory=dict)
+    output: str = ""
+
+
+# -- describing arguments -------------------------------------------------------------
+RNN_KWARGS = ("input_size", "hidden_size", "num_layers", "bias", "batch_first", "dropout", "bidirectional")
+
+
+def describe_module(module: nn.Module) -> Build:
+    """How the other side rebuilds `module` (weights included)."""
+    state = {name: tensor.detach().clone() for name, tensor in module.state_dict().items()}
+    kind = type(module)
+    if kind in (nn.RNN, nn.GRU, nn.LSTM):
+        kwargs = {name: getattr(module, name) for name in RNN_KWARGS}
+        if kind is nn.RNN:
+            kwargs["nonlinearity"] = module.nonlinearity
+        return Build(f"torch.nn.{kind.__name__}", kwargs, state)
+    if kind.__name__ in trusted.TRUSTED and kind is trusted.TRUSTED[kind.__name__]:
+        return Build(f"trusted.{kind.__name__}", _model_kwargs(module), state)
+    if kind.__module__.startswith("solutions."):  # the reference's class -> the student's own
+        return Build(f"{kind.__module__.removeprefix('solutions.')}.{kind.__name__}", _model_kwargs(module), state)
+    raise TypeError(f"cannot send a {kind.__name__} to the worker")
+
+
+def _model_kwargs(module: nn.Module) -> dict[str, Any]:
+    kwargs: dict[str, Any] = {
+        "vocab": module.embedding.num_embeddings,
+        "embed": module.embedding.embedding_dim,
+        "hidden": module.rnn.hidden_size,
+    }
+    if hasattr(module, "pooling"):
+        kwargs["cell"] = type(module.rnn).__name__.lower()
+        kwargs["pooling"] = module.pooling
+    return kwargs
+
+
+def _describe_args(args: tuple[Any, ...]) -> list[Any]:
+    described: list[Any] = []
+    for arg in args:
+        if isinstance(arg, nn.Module):
+            described.append(describe_module(arg))
+        elif isinstance(arg, torch.optim.Optimizer):
+            described.append(_describe_optimizer(arg, args))
+        elif isinstance(arg, torch.Generator):
+            described.append(Seeded(arg.get_state()))
+        elif isinstance(arg, torch.Tensor):
+            described.append(arg.detach().clone())
+        else:
+            described.append(arg)
+    return described
+
+
+def _describe_optimizer(optimizer: torch.optim.Optimizer, args: tuple[Any, ...]) -> Optimizer:
+    first = optimizer.param_groups[0]["params"][0]
+    for index, arg in enumerate(args):
+        if isinstance(arg, nn.Module) and any(p is first for p in arg.parameters()):
+            defaults = {k: v for k, v in optimizer.defaults.items() if isinstance(v, (int, float, bool, tuple))}
+            return Optimizer(type(optimizer).__name__, defaults, index)
+    raise TypeError("an optimizer must be over the parameters of a module argument of the same call")
+
+
+def _apply_effects(args: tuple[Any, ...], call: Call) -> None:
+    """Load the states the call left into the grader's own module objects."""
+    for index, effect in call.effects.items():
+        with torch.no_grad():
+            args[index].load_state_dict(effect.state)
+    if type(call.value) is ArgRef:
+        call.value = args[call.value.index]
+
+
+# -- turning failures into feedback ---------------------------------------------------
+def _failure(response: dict[str, Any], target: str) -> StudentError:
+    error = response["error"]
+    function = target.split(".", 1)[1]
+    if response.get("phase") == "import":
+        where = f"exercises/{response['module']}.py"
+        text = f"{where} could not be imported: {error['type']}: {error['message']}"
+        return ImportFailed(_with_traceback(text, error))
+    label = TODO_LABEL.search(error["message"]) if error["type"] == "NotImplementedError" else None
+    if label:
+        return NotDone(f"{label[0]} is not done yet: {function} still raises NotImplementedError.")
+    text = f"{function} raised {error['type']}: {error['message']}"
+    return Raised(_with_traceback(text, error), error["type"], error["message"])
+
+
+def _with_traceback(text: str, error: dict[str, Any]) -> str:
+    return f"{text}\n{error['traceback']}" if error.get("traceback") else text
+
+
+def _call_from(response: dict[str, Any], output: str) -> Call:
+    return Call(
+        value=response["result"],
+        effects={int(index): effect for index, effect in response.get("effects", {}).items()},
+        grads=response.get("grads"),
+        layer_calls=response.get("layer_calls", []),
+        grad_modes={int(index): modes for index, modes in response.get("grad_modes", {}).items()},
+        output=output,
+    )
+
+
+def _request(target: str, args: tuple[Any, ...], kwargs: dict[str, Any], seed: int, grad: Any) -> dict[str, Any]:
+    request = {"target": target, "args": _describe_args(args), "kwargs": kwargs, "seed": seed, "threads": 1}
+    if grad is not None:
+        wrt, cotangents = grad
+        request["grad"] = {"wrt": list(wrt), "cotangents": [c.detach().clone() for c in cotangents]}
+    return request
+
+
+class Remote:
+    """Calls run in the worker process."""
+
+    def __init__(self, worker: Worker) -> None:
+        self.worker = worker
+        self.transcript: list[str] = []  # what the student's code printed, call by call
+
+    def run(
+        self,
+        target: str,
+        *args: Any,
+        seed: int = 0,
+        grad: tuple[list[Any], list[torch.Tensor]] | None = None,
+        timeout: float = DEFAULT_TIMEOUT,
+        **kwargs: Any,
+    ) -> Call:
+        """Call `target` ("module.function") with `args`; raise StudentError when it fails."""
+        try:
+            response = self.worker.request(_request(target, args, kwargs, seed, grad), timeout)
+        except WorkerDied as death:
+            self.transcript.append(self.worker.output.decode("utf-8", "replace"))
+            function = target.split(".", 1)[1]
+            hint = DEATH_HINTS.get(death.kind, "")
+            raise Died(f"{function} did not finish ({death.kind}): {death.detail}. {hint}", death.kind) from None
+        output = self.worker.output.decode("utf-8", "replace")
+        self.transcript.append(output)
+        if not response.get("ok"):
+            raise _failure(response, target)
+        call = _call_from(response, output)
+        _apply_effects(args, call)
+        return call
+
+
+class InProcess:
+    """Calls run in this process, on a namespace of student objects (a notebook's globals)."""
+
+    def __init__(self, namespace: dict[str, Any] | types.ModuleType | Callable[[str], Any]) -> None:
+        self.resolve = namespace if callable(namespace) else _namespace_resolver(namespace)
+
+    def run(
+        self,
+        target: str,
+        *args: Any,
+        seed: int = 0,
+        grad: tuple[list[Any], list[torch.Tensor]] | None = None,
+        timeout: float = DEFAULT_TIMEOUT,
+        **kwargs: Any,
+    ) -> Call:
+        request = codec.loads(codec.dumps(_request(target, args, kwargs, seed, grad)))
+        try:
+            response = codec.loads(codec.dumps(harness.call(request, self.resolve)))
+        except Exception as error:
+            response = {"ok": False, "phase": "call", "error": harness.describe_exception(error, "")}
+        if not response.get("ok"):
+            raise _failure(response, target)
+        call = _call_from(response, "")
+        _apply_effects(args, call)
+        return call
+
+
+def _namespace_resolver(namespace: dict[str, Any] | types.ModuleType) -> Callable[[str], Any]:
+    values = vars(namespace) if isinstance(namespace, types.ModuleType) else namespace
+
+    def resolve(dotted: str) -> Any:
+        _, *attributes = dotted.split(".")  # the module part names the notebook
+        value = values[attributes[0]]
+        for attribute in attributes[1:]:
+            value = getattr(value, attribute)
+        return value
+
+    return resolve

@@ -1,0 +1,7 @@
+"""Hidden suite for fit_baseline: one test per rubric item, each calling its check."""
+
+from autograder.checks import baseline as checks
+
+
+def test_accuracy(student):
+    checks.check_fit_baseline_accuracy(student)

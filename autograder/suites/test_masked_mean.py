@@ -1,0 +1,7 @@
+"""Hidden suite for masked_mean: one test per rubric item, each calling its check."""
+
+from autograder.checks import padding as checks
+
+
+def test_values(student):
+    checks.check_masked_mean_values(student)

@@ -1,0 +1,15 @@
+"""Hidden suite for next_token_loss: one test per rubric item, each calling its check."""
+
+from autograder.checks import language_model as checks
+
+
+def test_values(student):
+    checks.check_next_token_loss_values(student)
+
+
+def test_padding(student):
+    checks.check_next_token_loss_padding(student)
+
+
+def test_gradients(student):
+    checks.check_next_token_loss_gradients(student)

@@ -1,0 +1,219 @@
+"""Known-bug versions of the reference, one per catalogue mistake (and its common forms).
+
+A check runs these on its own inputs; when a student's output matches a variant on
+every input, the feedback names the mistake. Keys are catalogue ids, with a suffix
+after ':' for a second form of the same mistake ("R3:ih").
+"""
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
+
+from solutions import padding as reference_padding
+
+
+# -- rnn_forward ---------------------------------------------------------------------------
+def _rnn(x, w_ih, w_hh, b_ih, b_hh, h0, *, transpose=True, carry=True, use_ih=True, use_hh=True):
+    batch, length, _ = x.shape
+    start = x.new_zeros(batch, w_hh.shape[0]) if h0 is None else h0[0]
+    h, states = start, []
+    a, b = (w_ih.T, w_hh.T) if transpose else (w_ih, w_hh)
+    for t in range(length):
+        previous = h if carry else start
+        h = torch.tanh(x[:, t] @ a + previous @ b + (b_ih if use_ih else 0) + (b_hh if use_hh else 0))
+        states.append(h)
+    return torch.stack(states, dim=1), h.unsqueeze(0)
+
+
+RNN_FORWARD = {
+    "R1": lambda *a: _rnn(*a, transpose=False),
+    "R2": lambda *a: _rnn(*a, carry=False),
+    "R3": lambda *a: _rnn(*a, use_hh=False),
+    "R3:ih": lambda *a: _rnn(*a, use_ih=False),
+    "R4": lambda x, *a: _rnn(x.transpose(0, 1), *a),
+    "R5": lambda *a: (lambda out: (out[0], out[0][:, :1].transpose(0, 1)))(_rnn(*a)),
+}
+
+
+# -- lstm_step -----------------------------------------------------------------------------
+def _lstm(x, state, w_ih, w_hh, b_ih, b_hh, *, order="ifgo", cell="add"):
+    h, c = state
+    blocks = dict(zip(order, (x @ w_ih.T + b_ih + h @ w_hh.T + b_hh).chunk(4, dim=1), strict=True))
+    i, f, g, o = torch.sigmoid(blocks["i"]), torch.sigmoid(blocks["f"]), torch.tanh(blocks["g"]), blocks["o"]
+    c_new = {"add": f * c + i * g, "multiply": f * c * i * g, "no_old": i * g}[cell]
+    return torch.sigmoid(o) * torch.tanh(c_new), c_new
+
+
+LSTM_STEP = {
+    "L1": lambda *a: _lstm(*a, order="ifog"),
+    "L2": lambda *a: _lstm(*a, cell="multiply"),
+    "L2:no_old": lambda *a: _lstm(*a, cell="no_old"),
+}
+
+
+# -- encode_packed -------------------------------------------------------------------------
+def _final(state):
+    return (state[0] if isinstance(state, tuple) else state)[-1]
+
+
+def _unpacked(rnn: nn.Module, embedded, lengths):
+    output, state = rnn(embedded)
+    return output, _final(state)
+
+
+def _sorted_order(rnn: nn.Module, embedded, lengths):
+    order = lengths.argsort(descending=True)
+    packed = pack_padded_sequence(embedded[order], lengths[order], batch_first=True)
+    output, state = rnn(packed)
+    output, _ = pad_packed_sequence(output, batch_first=True, total_length=embedded.shape[1])
+    return output, _final(state)
+
+
+def _time_major(rnn: nn.Module, embedded, lengths):
+    packed = pack_padded_sequence(embedded, lengths, enforce_sorted=False)
+    output, state = rnn(packed)
+    output, _ = pad_packed_sequence(output, batch_first=True, total_length=embedded.shape[1])
+    return output, _final(state)
+
+
+ENCODE_PACKED = {"P1": _unpacked, "P2": _sorted_order, "P3": _time_major}
+
+
+# -- gather_final / masked_mean --------------------------------------------------------------
+GATHER_FINAL = {
+    "G1": lambda output, lengths: output[:, -1],
+    "G2": lambda output, lengths: output[torch.arange(len(lengths)), lengths],
+}
+
+
+def _mean_over_max_length(output, lengths):
+    real = torch.arange(output.shape[1]).unsqueeze(0) < lengths.unsqueeze(1)
+    return (output * real.unsqueeze(2)).sum(1) / output.shape[1]
+
+
+MASKED_MEAN = {"G3": _mean_over_max_length, "G3:plain": lambda output, lengths: output.mean(dim=1)}
+
+
+# -- set_forget_bias -----------------------------------------------------------------------
+def _forget(lstm: nn.LSTM, value: float, *, block: int = 1, both=False, layers=None, reverse=True) -> nn.LSTM:
+    hidden = lstm.hidden_size
+    part = slice(block * hidden, (block + 1) * hidden)
+    with torch.no_grad():
+        for name, parameter in lstm.named_parameters():
+            layer = int(name.split("_l")[1].split("_")[0]) if "_l" in name else 0
+            if (layers is not None and layer not in layers) or (not reverse and name.endswith("_reverse")):
+                continue
+            if name.startswith("bias_ih"):
+                parameter[part] = value
+            elif name.startswith("bias_hh"):
+                parameter[part] = value if both else 0.0
+    return lstm
+
+
+SET_FORGET_BIAS = {
+    "F1": lambda lstm, value=1.0: _forget(lstm, value, block=0),
+    "F1:last": lambda lstm, value=1.0: _forget(lstm, value, block=3),
+    "F1:cell": lambda lstm, value=1.0: _forget(lstm, value, block=2),
+    "F2": lambda lstm, value=1.0: _forget(lstm, value, both=True),
+    "F3": lambda lstm, value=1.0: _forget(lstm, value, layers={0}),
+    "F3:forward": lambda lstm, value=1.0: _forget(lstm, value, reverse=False),
+    "F3:first": lambda lstm, value=1.0: _forget(lstm, value, layers={0}, reverse=False),
+}
+
+
+# -- next_token_loss -----------------------------------------------------------------------
+def _loss(model, inputs, targets, pad_id):
+    logits, _ = model(inputs)
+    ignore = -100 if pad_id is None else pad_id
+    return F.cross_entropy(logits.reshape(-1, logits.shape[-1]), targets.reshape(-1), ignore_index=ignore)
+
+
+def _scrambled(model, tokens, pad_id=None):
+    logits, _ = model(tokens[:, :-1])
+    vocab = logits.shape[-1]
+    ignore = -100 if pad_id is None else pad_id
+    return F.cross_entropy(logits.reshape(vocab, -1).T, tokens[:, 1:].reshape(-1), ignore_index=ignore)
+
+
+NEXT_TOKEN_LOSS = {
+    "S1": lambda model, tokens, pad_id=None: _loss(model, tokens, tokens, pad_id),
+    "S1:trimmed": lambda model, tokens, pad_id=None: _loss(model, tokens[:, :-1], tokens[:, :-1], pad_id),
+    "S2": lambda model, tokens, pad_id=None: _loss(model, tokens[:, 1:], tokens[:, :-1], pad_id),
+    "S3": _scrambled,
+    "S4": lambda model, tokens, pad_id=None: _loss(model, tokens[:, :-1], tokens[:, 1:], None),
+}
+
+
+# -- sample ----------------------------------------------------------------------------------
+def _sample(model, start, steps, temperature, generator, *, scale="divide", carry=True, draw=True):
+    tokens, state = [start], None
+    with torch.no_grad():
+        for _ in range(steps):
+            logits, new_state = model(torch.tensor([[tokens[-1]]]), state if carry else None)
+            state = new_state
+            scaled = logits[0, -1] / temperature if scale == "divide" else logits[0, -1] * temperature
+            probs = torch.softmax(scaled, dim=-1)
+            token = torch.multinomial(probs, 1, generator=generator) if draw else probs.argmax()
+            tokens.append(int(token))
+    return tokens
+
+
+SAMPLE = {
+    "T1": lambda *a: _sample(*a, scale="multiply"),
+    "T2": lambda *a: _sample(*a, carry=False),
+    "T3": lambda *a: _sample(*a, draw=False),
+}
+
+
+# -- SequenceClassifier.forward ----------------------------------------------------------------
+def _classify(model, tokens, lengths=None, *, last="gather", over_padding=False, batch_axis=False):
+    output, _ = model.rnn(model.embedding(tokens))
+    if lengths is None:
+        lengths = torch.full((tokens.shape[0],), tokens.shape[1])
+    if batch_axis:
+        return model.head(output[-1])
+    if model.pooling == "last":
+        pooled = output[:, -1] if last == "padded" else output[torch.arange(len(lengths)), lengths - 1]
+    elif model.pooling == "mean":
+        pooled = output.mean(1) if over_padding else reference_padding.masked_mean(output, lengths)
+    else:
+        real = torch.arange(tokens.shape[1]).unsqueeze(0) < lengths.unsqueeze(1)
+        pooled = output.amax(1) if over_padding else output.masked_fill(~real.unsqueeze(2), -torch.inf).amax(1)
+    return model.head(pooled)
+
+
+CLASSIFIER_FORWARD = {
+    "C1": lambda *a: _classify(*a, batch_axis=True),
+    "C2": lambda *a: _classify(*a, last="padded"),
+    "C3": lambda *a: _classify(*a, over_padding=True),
+}
+
+
+# -- train_step ------------------------------------------------------------------------------
+def _train(model, batch, optimizer, clip=1.0, *, when="before", how="norm"):
+    tokens, lengths, labels = batch
+    optimizer.zero_grad()
+    F.cross_entropy(model(tokens, lengths), labels).backward()
+    if clip is not None and when == "before":
+        clipper = nn.utils.clip_grad_norm_ if how == "norm" else nn.utils.clip_grad_value_
+        clipper(model.parameters(), clip)
+    used = torch.linalg.vector_norm(torch.stack([p.grad.norm() for p in model.parameters() if p.grad is not None]))
+    optimizer.step()
+    if clip is not None and when == "after":
+        nn.utils.clip_grad_norm_(model.parameters(), clip)
+    return float(used)
+
+
+TRAIN_STEP = {"K1": lambda *a: _train(*a, when="after"), "K2": lambda *a: _train(*a, how="value")}
+
+
+# -- bag_of_counts ---------------------------------------------------------------------------
+def _counts(tokens, digits):
+    return (torch.as_tensor(tokens).unsqueeze(-1) == torch.tensor(digits)).sum(1).float().numpy()
+
+
+BAG_OF_COUNTS = {
+    "B1": lambda tokens: _counts(tokens, range(0, 9)),
+    "B1:eight": lambda tokens: _counts(tokens, range(1, 9)),
+}

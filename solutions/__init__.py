@@ -1,0 +1,1 @@
+"""Week 07 · Recurrent Networks: the exercises."""
