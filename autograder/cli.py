@@ -1,32 +1,38 @@
-"""The `autograde` command line: parse the arguments, hand off to one function each."""
+"""The `autograde` command line: parse the arguments, hand off to `commands`."""
 
 import argparse
 import sys
 from collections.abc import Sequence
+from pathlib import Path
+
+from autograder import commands
 
 
-def _stubs(args: argparse.Namespace) -> int:
-    from autograder import stubs
+def _names(text: str) -> list[str]:
+    return [name.strip() for name in text.split(",") if name.strip()]
 
-    if args.check:
-        problems = stubs.differences()
-        for problem in problems:
-            print(f"exercises/{problem}", file=sys.stderr)
-        if problems:
-            print("exercises/ is out of date: run `autograde stubs`", file=sys.stderr)
-        return 1 if problems else 0
-    changed = stubs.write_exercises()
-    print(f"exercises/: {len(changed)} file(s) written" + (f" ({', '.join(changed)})" if changed else ""))
-    return 0
+
+def _grade(args: argparse.Namespace) -> int:
+    if args.reference:
+        return commands.grade_reference(args.out, args.only, args.fail_under)
+    return commands.grade_command(args.submission, args.out, args.only, args.fail_under)
 
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="autograde", description="Week 07 · Recurrent Networks autograder")
-    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    subcommands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
-    stubs = commands.add_parser("stubs", help="write exercises/ from the solution markers of solutions/")
+    grade = subcommands.add_parser("grade", help="grade one submission (a folder holding exercises/)")
+    grade.add_argument("submission", nargs="?", type=Path, default=Path("."), help="the submission (default: .)")
+    grade.add_argument("--out", type=Path, default=Path("grading"), help="where results.json and summary.md go")
+    grade.add_argument("--only", type=_names, metavar="NAME[,NAME...]", help="grade only these functions or classes")
+    grade.add_argument("--fail-under", type=float, metavar="N", help="exit 1 when the score is below N")
+    grade.add_argument("--reference", action="store_true", help="grade the reference solutions (a demonstration)")
+    grade.set_defaults(run=_grade)
+
+    stubs = subcommands.add_parser("stubs", help="write exercises/ from the solution markers of solutions/")
     stubs.add_argument("--check", action="store_true", help="only report whether exercises/ is up to date")
-    stubs.set_defaults(run=_stubs)
+    stubs.set_defaults(run=lambda args: commands.stubs_command(args.check))
     return parser
 
 

@@ -94,10 +94,12 @@ def limits_from(rubric: Rubric) -> Limits:
 def grade(submission: Path, rubric: Rubric) -> GradingResult:
     """Grade one submission against `rubric` (already narrowed by --only)."""
     started = time.monotonic()
+    deadline = started + float(rubric.limits.get("grading_timeout", 600))
     with tempfile.TemporaryDirectory(prefix="autograde-") as sandbox:
         ignored = copy_submission(submission, Path(sandbox) / "submission")
         with Worker(Path(sandbox) / "submission", Path(sandbox), limits_from(rubric)) as worker:
-            outcomes = run_suites(Remote(worker), rubric)
+            student = Remote(worker, deadline, float(rubric.limits.get("call_timeout", 10.0)))
+            outcomes = run_suites(student, rubric)
     items = [_item_result(item, outcomes.get(item.name)) for item in rubric.items]
     environment = {
         "grader_version": __version__,
@@ -123,3 +125,9 @@ def _item_result(item, outcome: Outcome | None) -> ItemResult:
         output=outcome.output,
         seconds=round(outcome.seconds, 3),
     )
+
+
+def failed_grading(rubric: Rubric, error: str, seconds: float) -> GradingResult:
+    """The result written when grading itself could not finish: every item at 0, the reason given."""
+    items = [_item_result(item, Outcome(False, f"Not graded: {error}")) for item in rubric.items]
+    return GradingResult(items, round(seconds, 2), {"grader_version": __version__}, [], error)

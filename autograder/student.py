@@ -9,6 +9,7 @@ whose message is the feedback.
 """
 
 import re
+import time
 import types
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -179,8 +180,10 @@ def _request(target: str, args: tuple[Any, ...], kwargs: dict[str, Any], seed: i
 class Remote:
     """Calls run in the worker process."""
 
-    def __init__(self, worker: Worker) -> None:
+    def __init__(self, worker: Worker, deadline: float | None = None, call_timeout: float = DEFAULT_TIMEOUT) -> None:
         self.worker = worker
+        self.call_timeout = call_timeout  # used when a check names no timeout of its own
+        self.deadline = deadline  # time.monotonic() by which the whole grading must end
         self.transcript: list[str] = []  # what the student's code printed, call by call
 
     def run(
@@ -189,10 +192,16 @@ class Remote:
         *args: Any,
         seed: int = 0,
         grad: tuple[list[Any], list[torch.Tensor]] | None = None,
-        timeout: float = DEFAULT_TIMEOUT,
+        timeout: float | None = None,
         **kwargs: Any,
     ) -> Call:
         """Call `target` ("module.function") with `args`; raise StudentError when it fails."""
+        timeout = self.call_timeout if timeout is None else timeout
+        if self.deadline is not None:
+            left = self.deadline - time.monotonic()
+            if left <= 1:
+                raise Died("The time for the whole grading ran out before this item could run.", "timeout")
+            timeout = min(timeout, left)
         try:
             response = self.worker.request(_request(target, args, kwargs, seed, grad), timeout)
         except WorkerDied as death:
@@ -221,7 +230,7 @@ class InProcess:
         *args: Any,
         seed: int = 0,
         grad: tuple[list[Any], list[torch.Tensor]] | None = None,
-        timeout: float = DEFAULT_TIMEOUT,
+        timeout: float | None = None,
         **kwargs: Any,
     ) -> Call:
         request = codec.loads(codec.dumps(_request(target, args, kwargs, seed, grad)))

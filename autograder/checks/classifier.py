@@ -26,7 +26,7 @@ def _logits(student, model, tokens: torch.Tensor, lengths: torch.Tensor | None) 
     batch, length = tokens.shape
     if type(got) is torch.Tensor and got.shape == (length, 2) and batch != length:
         fail(with_diagnosis("C1", f"forward returned logits of shape {tuple(got.shape)}; expected ({batch}, 2)."))
-    return expect_tensor(got, "the logits", (batch, 2))
+    return expect_tensor(got, "logits", (batch, 2))
 
 
 def _compare(student, cases: list) -> None:
@@ -36,7 +36,7 @@ def _compare(student, cases: list) -> None:
         with torch.no_grad():
             expected = model(tokens, lengths)
             mistakes = variant_outputs(variants.CLASSIFIER_FORWARD, model, tokens, lengths)
-        comparison.add("the logits", got, expected, context, mistakes)
+        comparison.add("logits", got, expected, context, mistakes)
     comparison.verdict()
 
 
@@ -103,7 +103,7 @@ def check_train_step_update(student) -> None:
         model, _, (_, expected), mistakes, context = _step(student, clip, seed)
         for name, value in model.state_dict().items():
             variants_of = {key: state[name] for key, (_, state) in mistakes.items()}
-            comparison.add(f"the updated {name}", value, expected[name], context, variants_of)
+            comparison.add(f"updated {name}", value, expected[name], context, variants_of)
     comparison.verdict()
 
 

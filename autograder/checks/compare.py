@@ -90,17 +90,17 @@ def mismatch_report(
         return None
     if not index:
         return f"{what} is {float(got):.6f}; expected {float(expected):.6f} ({context})."
-    where = f"{what}[{', '.join(map(str, index))}]"
     step = ""
     if time_axis is not None:
         t = index[time_axis]
         step = f" from time step {t} on" + (f" (steps 0-{t - 1} agree)" if t > 0 else "")
     head = index[:-1]
     start = max(0, min(index[-1] - 1, got.shape[-1] - SHOWN))
-    window = (*head, slice(start, start + SHOWN))
-    label = f"{what}[{', '.join(map(str, head))}{', ' if head else ''}{start}:{start + SHOWN}]"
+    end = min(start + SHOWN, got.shape[-1])
+    window = (*head, slice(start, end))
+    label = f"{what}[{', '.join(map(str, head))}{', ' if head else ''}{start}:{end}]"
     return (
-        f"{what} differs{step}, first at {where} ({context}).\n"
+        f"{what} differs{step}, first at {what}[{', '.join(map(str, index))}] ({context}).\n"
         f"  {label} expected {numbers(expected[window])}\n"
         f"  {' ' * len(label)}      got {numbers(got[window])}"
     )

@@ -63,7 +63,8 @@ def _check_values(student, cases: list) -> None:
         got = _effective(lstm)
         problem = _first_difference(got, expected, lstm.hidden_size)
         if problem is not None:
-            shown = f"nn.LSTM{size} {options or ''}, value {value if value is not None else 'default (1.0)'}"
+            layers = "".join(f", {key}={option}" for key, option in options.items())
+            shown = f"nn.LSTM({size[0]}, {size[1]}{layers}), value {value if value is not None else 'default (1.0)'}"
             fail(with_diagnosis(_diagnose(original, got, extra), f"set_forget_bias: {problem} ({shown})."))
 
 

@@ -75,14 +75,21 @@ def check_next_token_loss_gradients(student) -> None:
         if error.error_type == "ValueError" and "gradient" in error.error_message:
             fail(f"next_token_loss: {error.error_message}.")
         raise
+    mistakes: dict[str, dict[str, torch.Tensor]] = {}
+    for key, variant in variants.NEXT_TOKEN_LOSS.items():
+        model.zero_grad()
+        variant(model, tokens, 0).backward()
+        for name, parameter in model.named_parameters():
+            mistakes.setdefault(name, {})[key] = parameter.grad.clone()
+    model.zero_grad()
     reference.next_token_loss(model, tokens, 0).backward()
     comparison = Comparison("next_token_loss")
     for name, parameter in model.named_parameters():
         got = call.grads[0].get(name)
         if got is None:
             fail(f"next_token_loss: no gradient reaches the model's {name}.")
-        got = expect_tensor(got, f"the gradient of {name}", parameter.shape)
-        comparison.add(f"the gradient of {name}", got, parameter.grad, "row lengths [7, 4, 6], pad_id 0")
+        got = expect_tensor(got, f"{name}.grad", parameter.shape)
+        comparison.add(f"{name}.grad", got, parameter.grad, "row lengths [7, 4, 6], pad_id 0", mistakes.get(name, {}))
     comparison.verdict()
 
 

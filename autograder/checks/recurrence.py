@@ -107,7 +107,8 @@ def check_rnn_forward_gradients(student) -> None:
         cotangents = [normal(batch, length, hidden, seed=seed + 7), normal(1, batch, hidden, seed=seed + 8)]
         call = _grad_call(student, "recurrence.rnn_forward", args, list(range(6)), cotangents)
         expected = _reference_grads(reference.rnn_forward, args, range(6), cotangents)
-        _compare_grads("rnn_forward", call.grads, expected, GRAD_NAMES, _context(case, True))
+        mistakes = _variant_grads(variants.RNN_FORWARD, args, range(6), cotangents)
+        _compare_grads("rnn_forward", call.grads, expected, GRAD_NAMES, _context(case, True), mistakes)
 
 
 def _grad_call(student, target: str, args: list, wrt: list, cotangents: list):
@@ -128,12 +129,23 @@ def _reference_grads(function, args: list, wrt, cotangents: list) -> list[torch.
     return [args[i].grad for i in wrt]
 
 
-def _compare_grads(function: str, got: list, expected: list, names, context: str) -> None:
+def _variant_grads(table: dict, args: list, wrt, cotangents: list) -> dict[str, list[torch.Tensor]]:
+    grads = {}
+    for key, variant in table.items():
+        try:
+            grads[key] = _reference_grads(variant, args, wrt, cotangents)
+        except Exception:
+            continue
+    return grads
+
+
+def _compare_grads(function: str, got: list, expected: list, names, context: str, mistakes: dict) -> None:
     comparison = Comparison(function)
-    for name, g, e in zip(names, got, expected, strict=True):
+    for index, (name, g, e) in enumerate(zip(names, got, expected, strict=True)):
         if g is None:
             fail(f"{function}: no gradient reaches {name}: is it used, and not detached?")
-        comparison.add(f"the gradient of {name}", expect_tensor(g, f"the gradient of {name}", e.shape), e, context)
+        variants_of = {key: grads[index] for key, grads in mistakes.items()}
+        comparison.add(f"{name}.grad", expect_tensor(g, f"{name}.grad", e.shape), e, context, variants_of)
     comparison.verdict()
 
 
@@ -181,8 +193,9 @@ def check_lstm_step_gradients(student) -> None:
         wrt = [0, 2, 3, 4, 5]
         call = _grad_call(student, "recurrence.lstm_step", args, wrt, cotangents)
         expected = _reference_grads(reference.lstm_step, args, wrt, cotangents)
+        mistakes = _variant_grads(variants.LSTM_STEP, args, wrt, cotangents)
         names = ("x", "weight_ih", "weight_hh", "bias_ih", "bias_hh")
-        _compare_grads("lstm_step", call.grads, expected, names, f"x {batch}x{size}, hidden {hidden}")
+        _compare_grads("lstm_step", call.grads, expected, names, f"x {batch}x{size}, hidden {hidden}", mistakes)
 
 
 def check_lstm_step_writes_the_step(student) -> None:

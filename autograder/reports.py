@@ -1,0 +1,121 @@
+"""Writers for a GradingResult: results.json (Gradescope), summary.md, the terminal table.
+
+One function per format; none of them changes the result. Every text that may
+come from the student (feedback quoting their exception, what they printed) goes
+through `clean` first: no control characters, no ANSI escapes, and no line that a
+CI log would read as a workflow command.
+"""
+
+import json
+import re
+from pathlib import Path
+
+from autograder.results import GradingResult, ItemResult
+
+ANSI = re.compile(r"\x1b(\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(\x07|\x1b\\)|[@-Z\\-_])")
+CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+MAX_TEST_OUTPUT = 4000  # characters per item in results.json
+MAX_PRINTED = 1500  # characters of the student's own printing shown per item
+
+
+def clean(text: str) -> str:
+    """Plain printable text: escapes dropped, workflow commands defused (`::x` -> `: :x`)."""
+    text = CONTROL.sub("", ANSI.sub("", text.replace("\r\n", "\n")))
+    return "\n".join(": :" + line.lstrip()[2:] if line.lstrip().startswith("::") else line for line in text.split("\n"))
+
+
+def _shorten(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: limit - 30] + f"\n... ({len(text) - limit + 30} more characters)"
+
+
+def item_text(item: ItemResult) -> str:
+    """What a student reads for one item: the feedback, then what their code printed."""
+    parts = [clean(item.feedback)] if item.feedback else ["Passed."]
+    if item.output.strip():
+        parts.append("Your code printed:\n" + _shorten(clean(item.output), MAX_PRINTED))
+    return _shorten("\n\n".join(parts), MAX_TEST_OUTPUT)
+
+
+def reason(item: ItemResult) -> str:
+    """One line for the tables."""
+    if item.status == "passed":
+        return "ok"
+    first = clean(item.feedback).strip().split("\n")[0]
+    return first if len(first) <= 110 else first[:107] + "..."
+
+
+def _number(value: float) -> float | int:
+    return int(value) if float(value).is_integer() else round(value, 2)
+
+
+def gradescope(result: GradingResult) -> dict:
+    """The results.json document in Gradescope's autograder format."""
+    tests = [
+        {
+            "name": item.name,
+            "score": _number(item.score),
+            "max_score": _number(item.max_score),
+            "status": item.status,
+            "output": item_text(item),
+            "visibility": "visible",
+        }
+        for item in result.items
+    ]
+    document = {
+        "score": _number(result.score),
+        "execution_time": round(result.execution_time, 2),
+        "output": clean(result.error) if result.error else f"Score {_number(result.score)}/{_number(result.max_score)}",
+        "visibility": "visible",
+        "stdout_visibility": "hidden",
+        "tests": tests,
+        "extra_data": {"max_score": _number(result.max_score), **result.environment, "ignored_files": result.ignored},
+    }
+    return document
+
+
+def write_results_json(result: GradingResult, path: Path) -> None:
+    path.write_text(json.dumps(gradescope(result), indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+
+
+def markdown(result: GradingResult) -> str:
+    """The summary for humans and for GitHub's job summary."""
+    lines = [
+        f"## Week 07 · Recurrent Networks: {_number(result.score)} / {_number(result.max_score)}",
+        "",
+        "| item | score | max | |",
+        "|---|---:|---:|---|",
+    ]
+    for item in result.items:
+        mark = "✅" if item.status == "passed" else "❌"
+        cell = reason(item).replace("|", "\\|")
+        lines.append(f"| {item.name} | {_number(item.score)} | {_number(item.max_score)} | {mark} {cell} |")
+    failed = [item for item in result.items if item.status != "passed"]
+    if failed:
+        lines += ["", "### What to fix", ""]
+        for item in failed:
+            text = item_text(item).replace("```", "'''")
+            lines += [f"<details><summary>{item.name}</summary>", "", "```text", text, "```", "", "</details>"]
+    if result.error:
+        lines += ["", f"**Grading stopped early:** {clean(result.error)}"]
+    if result.ignored:
+        lines += [
+            "",
+            f"Not read by the grader: {', '.join(result.ignored[:20])}" + (" ..." if len(result.ignored) > 20 else ""),
+        ]
+    return "\n".join(lines) + "\n"
+
+
+def write_summary_md(result: GradingResult, path: Path) -> None:
+    path.write_text(markdown(result), encoding="utf-8")
+
+
+def table(result: GradingResult) -> str:
+    """The terminal table: item, score, max, one-line reason, and the total."""
+    width = max(len(item.name) for item in result.items) if result.items else 10
+    lines = [f"{'item':<{width}}  score  max  reason", f"{'-' * width}  -----  ---  ------"]
+    for item in result.items:
+        lines.append(f"{item.name:<{width}}  {_number(item.score):>5}  {_number(item.max_score):>3}  {reason(item)}")
+    lines.append(f"{'total':<{width}}  {_number(result.score):>5}  {_number(result.max_score):>3}")
+    if result.error:
+        lines.append(f"grading stopped early: {clean(result.error)}")
+    return "\n".join(lines)
