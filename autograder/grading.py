@@ -27,6 +27,10 @@ from autograder.student import Remote
 SUITES = Path(__file__).resolve().parent / "suites"
 MAX_MODULE_BYTES = 1 << 20
 MAX_LISTED = 50
+# names that could pass for pytest hooks or real packages are never copied
+SHADOWING = frozenset(
+    {"conftest", "sitecustomize", "usercustomize", "torch", "numpy", "sklearn", "pytest"}
+) | frozenset(sys.stdlib_module_names)
 SEED = 0  # every call of the student's code starts from torch.manual_seed(SEED)
 
 
@@ -41,11 +45,24 @@ def copy_submission(submission: Path, target: Path) -> list[str]:
         raise GradingError(f"{submission} has no exercises/ folder: is it a checkout of the student repository?")
     (target / "exercises").mkdir(parents=True)
     for path in sorted(source.glob("*.py")):
-        if path.is_file() and not path.is_symlink() and path.stat().st_size <= MAX_MODULE_BYTES:
+        if is_graded(path):
             shutil.copyfile(path, target / "exercises" / path.name)
     if not (target / "exercises" / "__init__.py").exists():
         (target / "exercises" / "__init__.py").write_text("")
     return ignored_files(submission)
+
+
+def is_graded(path: Path) -> bool:
+    """A module of the student's package: exercises/NAME.py, a plain file, not a pytest or package name."""
+    return (
+        path.parent.name == "exercises"
+        and path.suffix == ".py"
+        and path.stem.isidentifier()
+        and path.stem not in SHADOWING
+        and path.is_file()
+        and not path.is_symlink()
+        and path.stat().st_size <= MAX_MODULE_BYTES
+    )
 
 
 def ignored_files(submission: Path) -> list[str]:
@@ -55,7 +72,7 @@ def ignored_files(submission: Path) -> list[str]:
         folders[:] = sorted(f for f in folders if f != ".git")
         for name in sorted(files):
             relative = Path(root, name).relative_to(submission)
-            graded = relative.parent == Path("exercises") and relative.suffix == ".py"
+            graded = relative.parent == Path("exercises") and is_graded(Path(root, name))
             if not graded:
                 ignored.append(relative.as_posix())
             if len(ignored) > MAX_LISTED:

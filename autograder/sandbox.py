@@ -113,6 +113,11 @@ class Worker:
         self._request_w, self._response_r, self._output_r = request_w, response_r, output_r
         os.set_blocking(self._output_r, False)
         self.starts += 1
+        # the worker says it is ready once torch is imported; only then do call timeouts start
+        ready = self._wait_for_reply(time.monotonic() + self.limits.start_timeout, self.limits.start_timeout)
+        if codec.loads(ready) != {"ready": True}:
+            self.close()
+            raise WorkerDied("crash", "the worker did not start properly")
 
     def close(self) -> None:
         """Kill the worker and everything it started."""
@@ -138,7 +143,7 @@ class Worker:
         if self.process is None:
             self._start()
         self.output, self.output_dropped = b"", 0
-        deadline = time.monotonic() + timeout + (self.limits.start_timeout if self._fresh() else 0)
+        deadline = time.monotonic() + timeout
         try:
             write_frame(self._request_w, codec.dumps(message))
         except BrokenPipeError:
@@ -147,9 +152,6 @@ class Worker:
         self._drain_output()
         return codec.loads(payload)
 
-    def _fresh(self) -> bool:
-        return not getattr(self, "_served", False)
-
     def _wait_for_reply(self, deadline: float, timeout: float) -> bytes:
         header = self._read(HEADER.size, deadline, timeout)
         size = HEADER.unpack(header)[0]
@@ -157,9 +159,7 @@ class Worker:
             self.close()
             limit = self.limits.response_bytes
             raise WorkerDied("crash", f"the answer was {size} bytes, more than the {limit} allowed")
-        payload = self._read(size, deadline, timeout)
-        self._served = True
-        return payload
+        return self._read(size, deadline, timeout)
 
     def _read(self, size: int, deadline: float, timeout: float) -> bytes:
         data = b""
@@ -167,7 +167,6 @@ class Worker:
             remaining = deadline - time.monotonic()
             if remaining <= 0:
                 self.close()
-                self._served = False
                 raise WorkerDied("timeout", f"no answer within {timeout:g} s")
             ready, _, _ = select.select([self._response_r, self._output_r], [], [], remaining)
             if self._output_r in ready:
@@ -199,7 +198,6 @@ class Worker:
             code = None
         self._drain_output()
         self.close()
-        self._served = False
         if code is not None and code < 0:
             name = signal.Signals(-code).name
             kind = "out of memory" if -code == signal.SIGKILL else "crash"

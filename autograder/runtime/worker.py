@@ -68,6 +68,7 @@ def serve(config: dict[str, Any]) -> None:
     requests, responses = config["request_fd"], config["response_fd"]
     resolve = Resolver(config.get("package", "exercises"))
     root = config["submission"]
+    write_frame(responses, codec.dumps({"ready": True}))
     while True:
         frame = read_frame(requests)
         if frame is None:

@@ -1,0 +1,108 @@
+"""Grading a whole submission: full marks, zero, and misbehaving code that costs only its own items."""
+
+import json
+import time
+
+from support import EXERCISES, grade, replace_in
+
+from autograder import reports, stubs
+
+
+def scores(result) -> dict[str, float]:
+    return {item.name: item.score for item in result.items}
+
+
+def by_function(result, function: str) -> list:
+    return [item for item in result.items if item.function == function]
+
+
+def test_it_gives_the_reference_full_marks(reference_result):
+    failed = {item.name: item.feedback for item in reference_result.items if item.status != "passed"}
+    assert failed == {}
+    assert reference_result.score == reference_result.max_score == 100
+
+
+def test_it_gives_the_stubs_zero_and_names_each_todo(stub_result):
+    labels = {todo.function.split(".")[0]: todo.label for todo in stubs.todos()}
+    assert stub_result.score == 0
+    for item in stub_result.items:
+        assert item.status == "failed"
+        assert item.feedback.startswith(f"{labels[item.function]} is not done yet"), item.feedback
+
+
+def test_it_costs_a_module_that_does_not_import_only_its_own_items(submission):
+    broken = replace_in("recurrence", "    h, c = state\n", "    h, c = state\n  oops(\n")
+    result = grade(submission({"recurrence": broken}), only=["rnn_forward", "lstm_step", "gather_final"])
+    for item in by_function(result, "rnn_forward") + by_function(result, "lstm_step"):
+        assert item.score == 0
+        assert "exercises/recurrence.py could not be imported: IndentationError" in item.feedback
+    assert all(item.status == "passed" for item in by_function(result, "gather_final"))
+
+
+def test_it_scores_a_hanging_function_zero_and_goes_on(submission):
+    hanging = replace_in(
+        "padding", "    index = (lengths - 1)", "    while True:\n        pass\n    index = (lengths - 1)"
+    )
+    started = time.monotonic()
+    result = grade(submission({"padding": hanging}), only=["gather_final", "masked_mean"], call_timeout=2.0)
+    assert time.monotonic() - started < 60  # the bound: 2 s per call, not the start-up allowance
+    (gather,) = by_function(result, "gather_final")
+    assert gather.score == 0 and "did not finish (timeout)" in gather.feedback
+    assert all(item.status == "passed" for item in by_function(result, "masked_mean"))
+
+
+def test_it_scores_a_function_that_exits_the_process_zero_and_goes_on(submission):
+    exiting = replace_in(
+        "padding", "    index = (lengths - 1)", "    import os\n    os._exit(0)\n    index = (lengths - 1)"
+    )
+    result = grade(submission({"padding": exiting}), only=["gather_final", "masked_mean"])
+    (gather,) = by_function(result, "gather_final")
+    assert gather.score == 0 and "did not finish (exit)" in gather.feedback
+    assert all(item.status == "passed" for item in by_function(result, "masked_mean"))
+
+
+def test_it_scores_a_keyboard_interrupt_zero_and_goes_on(submission):
+    interrupting = replace_in(
+        "padding",
+        "    steps = torch.arange(output.shape[1]",
+        "    raise KeyboardInterrupt\n    steps = torch.arange(output.shape[1]",
+    )
+    result = grade(submission({"padding": interrupting}), only=["gather_final", "masked_mean"])
+    (mean,) = by_function(result, "masked_mean")
+    assert mean.score == 0 and mean.feedback.startswith("masked_mean raised KeyboardInterrupt")
+    assert all(item.status == "passed" for item in by_function(result, "gather_final"))
+
+
+FORCE_PASS = """
+import pytest
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item, call):
+    report = yield
+    report.outcome = "passed"
+    return report
+"""
+
+
+def test_it_ignores_a_conftest_and_ini_that_force_every_test_to_pass(submission, tmp_path):
+    folder = submission(base=EXERCISES)
+    for place in (folder, folder / "exercises", folder / "exercises" / "tests"):
+        place.mkdir(exist_ok=True)
+        (place / "conftest.py").write_text(FORCE_PASS)
+    (folder / "pytest.ini").write_text("[pytest]\naddopts = -p no:python\n")
+    result = grade(folder, only=["gather_final", "masked_mean"])
+    assert result.score == 0
+    assert {"conftest.py", "exercises/conftest.py", "exercises/tests/conftest.py", "pytest.ini"} <= set(result.ignored)
+
+
+def test_it_grades_the_same_submission_identically_twice(submission, tmp_path):
+    buggy = replace_in("padding", "return total / lengths.unsqueeze(1).to(output)", "return total / output.shape[1]")
+    folder = submission({"padding": buggy})
+    documents = []
+    for _ in range(2):
+        result = grade(folder, only=["gather_final", "masked_mean", "sample"])
+        document = reports.gradescope(result)
+        document.pop("execution_time")
+        documents.append(json.dumps(document, sort_keys=True))
+    assert documents[0] == documents[1]
+    assert '"[G3]' in documents[0] or "[G3]" in documents[0]

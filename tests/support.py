@@ -1,0 +1,36 @@
+"""Helpers for the project's tests: submissions built from the reference, graded in process."""
+
+import dataclasses
+import shutil
+from pathlib import Path
+
+from autograder import grading, rubric
+from autograder.results import GradingResult
+
+ROOT = Path(__file__).resolve().parent.parent
+SOLUTIONS = ROOT / "solutions"
+EXERCISES = ROOT / "exercises"
+
+
+def build_submission(folder: Path, base: Path = SOLUTIONS, edits: dict[str, str] | None = None) -> Path:
+    """A fork-like folder: exercises/ copied from `base`, then `edits` (module -> full source) written."""
+    (folder / "exercises").mkdir(parents=True)
+    for path in base.glob("*.py"):
+        shutil.copyfile(path, folder / "exercises" / path.name)
+    for module, source in (edits or {}).items():
+        (folder / "exercises" / f"{module}.py").write_text(source)
+    return folder
+
+
+def replace_in(module: str, old: str, new: str, base: Path = SOLUTIONS) -> str:
+    """The reference module's source with one passage replaced (it must be there)."""
+    source = (base / f"{module}.py").read_text()
+    assert old in source, f"{old!r} is not in {module}.py"
+    return source.replace(old, new)
+
+
+def grade(submission: Path, only: list[str] | None = None, **limits: float) -> GradingResult:
+    selected = rubric.load().select(only)
+    if limits:
+        selected = dataclasses.replace(selected, limits={**selected.limits, **limits})
+    return grading.grade(submission, selected)
