@@ -200,6 +200,6 @@ class Worker:
         self.close()
         if code is not None and code < 0:
             name = signal.Signals(-code).name
-            kind = "out of memory" if -code == signal.SIGKILL else "crash"
-            return WorkerDied(kind, f"the worker was killed by {name} {when}")
+            hint = " (out of memory?)" if -code == signal.SIGKILL else ""
+            return WorkerDied("crash", f"the worker was killed by {name} {when}{hint}")
         return WorkerDied("exit", f"the worker exited with status {code} {when} (sys.exit or os._exit in your code?)")

@@ -147,6 +147,10 @@ def _failure(response: dict[str, Any], target: str) -> StudentError:
         where = f"exercises/{response['module']}.py"
         text = f"{where} could not be imported: {error['type']}: {error['message']}"
         return ImportFailed(_with_traceback(text, error))
+    if error["type"] == "MemoryError" or "can't allocate memory" in error["message"]:
+        return Died(
+            f"{function} ran out of memory: {error['message'][:200]}. {DEATH_HINTS['out of memory']}", "out of memory"
+        )
     label = TODO_LABEL.search(error["message"]) if error["type"] == "NotImplementedError" else None
     if label:
         return NotDone(f"{label[0]} is not done yet: {function} still raises NotImplementedError.")

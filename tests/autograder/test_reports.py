@@ -1,0 +1,79 @@
+"""The report writers: Gradescope's results.json, the Markdown summary, the terminal table."""
+
+import json
+from pathlib import Path
+
+import jsonschema
+import pytest
+
+from autograder import reports, rubric, stubs
+from autograder.results import GradingResult, ItemResult
+
+SCHEMA = json.loads((Path(__file__).parent / "gradescope_results.schema.json").read_text())
+
+
+def validate(document: dict) -> None:
+    jsonschema.validate(document, SCHEMA)
+
+
+def sample(feedback: str = "output differs", output: str = "") -> GradingResult:
+    items = [
+        ItemResult("rnn_forward: output", "rnn_forward", "d", 6, 6, "passed"),
+        ItemResult("gather_final: values", "gather_final", "d", 0, 6, "failed", feedback, output),
+    ]
+    return GradingResult(items, 1.5, {"torch_version": "2.13.0"}, ["README.md"])
+
+
+def test_it_writes_results_json_that_gradescope_accepts(tmp_path, reference_result, stub_result):
+    for result in (sample(), reference_result, stub_result):
+        reports.write_results_json(result, tmp_path / "results.json")
+        document = json.loads((tmp_path / "results.json").read_text())
+        validate(document)
+        assert document["score"] == sum(test["score"] for test in document["tests"])
+
+
+def test_it_names_every_test_after_the_function_it_grades(reference_result):
+    functions = {todo.function.split(".")[0] for todo in stubs.todos()}
+    for test in reports.gradescope(reference_result)["tests"]:
+        assert test["name"].split(":")[0] in functions
+
+
+def test_it_records_the_environment_of_the_grading(reference_result):
+    extra = reports.gradescope(reference_result)["extra_data"]
+    assert extra["max_score"] == rubric.load().total
+    assert {"torch_version", "torch_threads", "seed", "grader_version"} <= set(extra)
+
+
+@pytest.mark.parametrize(
+    ("raw", "shown"),
+    [
+        ("\x1b[31mred\x1b[0m", "red"),
+        ("::set-output name=score::100", ": :set-output name=score::100"),
+        ("  ::stop-commands::token", ": :stop-commands::token"),
+        ("nul\x00byte\x07", "nulbyte"),
+        ("line\r\nbreak", "line\nbreak"),
+    ],
+)
+def test_it_cleans_text_that_came_from_the_student(raw, shown):
+    assert reports.clean(raw) == shown
+
+
+def test_it_bounds_what_one_item_shows(tmp_path):
+    result = sample(feedback="x" * 100_000, output="y" * 100_000)
+    reports.write_results_json(result, tmp_path / "results.json")
+    assert (tmp_path / "results.json").stat().st_size < 20_000
+    assert "more characters" in reports.gradescope(result)["tests"][1]["output"]
+
+
+def test_it_shows_a_table_with_the_total_and_one_line_per_item():
+    lines = reports.table(sample()).splitlines()
+    assert lines[2].split()[-4:] == ["output", "6", "6", "ok"]
+    assert "gather_final: values" in lines[3] and lines[3].endswith("output differs")
+    assert lines[-1].split() == ["total", "6", "12"]
+
+
+def test_it_summarises_in_markdown_with_details_for_failed_items():
+    text = reports.markdown(sample(feedback="[G1] first line\nsecond line"))
+    assert "## Week 07 · Recurrent Networks: 6 / 12" in text
+    assert "| gather_final: values | 0 | 6 | ❌ [G1] first line |" in text
+    assert "<details><summary>gather_final: values</summary>" in text and "second line" in text
