@@ -7,7 +7,7 @@ from pathlib import Path
 from autograder import grading, rubric
 from autograder.results import GradingResult
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 SOLUTIONS = ROOT / "solutions"
 EXERCISES = ROOT / "exercises"
 

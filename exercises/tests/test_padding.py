@@ -1,0 +1,160 @@
+"""Public tests for TODO 3 (packing), TODO 4 (gather at the final index) and TODO 5 (masked mean).
+
+Run them with `python -m pytest exercises/tests/test_padding.py`.
+"""
+
+import pytest
+import torch
+from torch import nn
+
+from exercises import padding
+
+CELLS = {"rnn": nn.RNN, "gru": nn.GRU, "lstm": nn.LSTM}
+LENGTHS = torch.tensor([3, 5, 1, 4])  # unsorted on purpose, and only row 1 is full length
+MAX_LENGTH = 5
+
+
+def assert_close(got: torch.Tensor, expected: torch.Tensor) -> None:
+    torch.testing.assert_close(got, expected, atol=1e-5, rtol=1e-4)
+
+
+def padded_batch(features: int = 3, seed: int = 0, padding_value: float = 0.0) -> torch.Tensor:
+    """(4, 5, features) random rows, with `padding_value` after each row's length."""
+    embedded = torch.randn(len(LENGTHS), MAX_LENGTH, features, generator=torch.Generator().manual_seed(seed))
+    after_the_end = torch.arange(MAX_LENGTH).unsqueeze(0) >= LENGTHS.unsqueeze(1)
+    return embedded.masked_fill(after_the_end.unsqueeze(2), padding_value)
+
+
+def layer(cell: str) -> nn.Module:
+    torch.manual_seed(0)
+    return CELLS[cell](3, 4, batch_first=True)
+
+
+# ---------------------------------------------------------------- TODO 3 · encode_packed
+
+
+@pytest.mark.parametrize("cell", sorted(CELLS))
+def test_encode_packed_returns_output_and_final_state_shapes(cell):
+    """encode_packed returns output (batch, max_length, hidden) and h_n (batch, hidden) for RNN, GRU and LSTM."""
+    with torch.no_grad():
+        output, h_n = padding.encode_packed(layer(cell), padded_batch(), LENGTHS)
+    assert output.shape == (4, MAX_LENGTH, 4), (
+        f"output should be (batch, max_length, hidden) = (4, 5, 4), got {tuple(output.shape)}"
+    )
+    assert h_n.shape == (4, 4), f"h_n should be (batch, hidden) = (4, 4), got {tuple(h_n.shape)}"
+
+
+def test_the_packed_output_keeps_the_padded_length_even_when_every_row_is_shorter():
+    """A batch padded to 6 steps whose longest row has 4 still gives output (batch, 6, hidden)."""
+    embedded = torch.randn(2, 6, 3)
+    with torch.no_grad():
+        output, h_n = padding.encode_packed(layer("rnn"), embedded, torch.tensor([2, 4]))
+    assert output.shape == (2, 6, 4), f"expected (batch, max_length, hidden) = (2, 6, 4), got {tuple(output.shape)}"
+    assert h_n.shape == (2, 4)
+    assert torch.all(output[:, 4:] == 0)
+
+
+@pytest.mark.parametrize("cell", sorted(CELLS))
+def test_the_packed_output_is_zero_after_each_rows_length(cell):
+    """The unpacked output holds zeros at every step after a row's own length."""
+    with torch.no_grad():
+        output, _ = padding.encode_packed(layer(cell), padded_batch(padding_value=7.0), LENGTHS)
+    for row, length in enumerate(LENGTHS.tolist()):
+        assert torch.all(output[row, length:] == 0), f"row {row} (length {length}) has non-zero output after its end"
+
+
+@pytest.mark.parametrize("cell", sorted(CELLS))
+def test_the_packed_final_state_of_a_short_row_ignores_the_padding(cell):
+    """Each row's h_n and output equal running that row alone, unpadded, through the layer (rows stay in order)."""
+    rnn = layer(cell)
+    embedded = padded_batch()
+    with torch.no_grad():
+        output, h_n = padding.encode_packed(rnn, embedded, LENGTHS)
+        for row, length in enumerate(LENGTHS.tolist()):
+            alone_output, alone_state = rnn(embedded[row : row + 1, :length])
+            alone_h = alone_state[0] if isinstance(alone_state, tuple) else alone_state  # an LSTM gives (h, c)
+            assert_close(h_n[row], alone_h[0, 0])
+            assert_close(output[row, :length], alone_output[0])
+
+
+def test_the_padding_values_do_not_matter_to_encode_packed():
+    """Filling the padding with 0 or with 100 gives the same packed output and final state."""
+    rnn = layer("gru")
+    with torch.no_grad():
+        output, h_n = padding.encode_packed(rnn, padded_batch(padding_value=0.0), LENGTHS)
+        other_output, other_h_n = padding.encode_packed(rnn, padded_batch(padding_value=100.0), LENGTHS)
+    assert_close(output, other_output)
+    assert_close(h_n, other_h_n)
+
+
+# ---------------------------------------------------------------- TODO 4 · gather_final
+
+
+def test_gather_final_picks_each_rows_last_real_step_on_an_arange():
+    """On arange values, row 0 of length 2 gives step 1 and row 1 of length 4 gives step 3."""
+    output = torch.arange(2 * 4 * 3, dtype=torch.float32).view(2, 4, 3)
+    # row 0 holds 0..11, three per step: step 1 is (3, 4, 5)
+    # row 1 holds 12..23, three per step: step 3 is (21, 22, 23)
+    got = padding.gather_final(output, torch.tensor([2, 4]))
+    assert_close(got, torch.tensor([[3.0, 4.0, 5.0], [21.0, 22.0, 23.0]]))
+
+
+def test_gather_final_returns_batch_by_hidden_of_the_same_dtype():
+    """gather_final returns (batch, hidden), with the dtype of the output it was given."""
+    got = padding.gather_final(torch.randn(4, MAX_LENGTH, 6), LENGTHS)
+    assert got.shape == (4, 6), f"expected (batch, hidden) = (4, 6), got {tuple(got.shape)}"
+    assert got.dtype == torch.float32
+
+
+def test_gather_final_with_full_lengths_is_the_last_step():
+    """When every row is full length, the final states are simply output[:, -1]."""
+    output = torch.randn(3, 4, 2)
+    assert_close(padding.gather_final(output, torch.tensor([4, 4, 4])), output[:, -1])
+
+
+def test_gather_final_with_length_one_is_the_first_step():
+    """A row of length 1 has its last real step at index 0, not 1."""
+    output = torch.randn(2, 3, 2)
+    assert_close(padding.gather_final(output, torch.tensor([1, 1])), output[:, 0])
+
+
+def test_gather_final_matches_the_row_by_row_definition():
+    """gather_final(output, lengths)[i] equals output[i, lengths[i] - 1] for every row."""
+    output = torch.randn(4, MAX_LENGTH, 3)
+    got = padding.gather_final(output, LENGTHS)
+    for row, length in enumerate(LENGTHS.tolist()):
+        assert_close(got[row], output[row, length - 1])
+
+
+# ---------------------------------------------------------------- TODO 5 · masked_mean
+
+
+def test_masked_mean_ignores_garbage_after_the_lengths():
+    """Row (1, 3 | 1000) of length 2 has mean 2; row (2, 4, 6) of length 3 has mean 4; the garbage is ignored."""
+    output = torch.tensor([[[1.0], [3.0], [1000.0]], [[2.0], [4.0], [6.0]]])  # (batch=2, max_length=3, hidden=1)
+    got = padding.masked_mean(output, torch.tensor([2, 3]))
+    assert_close(got, torch.tensor([[2.0], [4.0]]))
+
+
+def test_masked_mean_returns_batch_by_hidden_of_the_same_dtype():
+    """masked_mean returns (batch, hidden), with the dtype of the output it was given."""
+    got = padding.masked_mean(torch.randn(4, MAX_LENGTH, 6), LENGTHS)
+    assert got.shape == (4, 6), f"expected (batch, hidden) = (4, 6), got {tuple(got.shape)}"
+    assert got.dtype == torch.float32
+
+
+def test_masked_mean_with_full_lengths_is_the_plain_mean():
+    """When every row is full length, the masked mean is the ordinary mean over time."""
+    output = torch.randn(3, 4, 2)
+    assert_close(padding.masked_mean(output, torch.tensor([4, 4, 4])), output.mean(dim=1))
+
+
+def test_masked_mean_does_not_change_when_the_padding_changes():
+    """Writing different values after each row's length leaves the masked mean unchanged."""
+    output = torch.randn(4, MAX_LENGTH, 3)
+    after_the_end = (torch.arange(MAX_LENGTH).unsqueeze(0) >= LENGTHS.unsqueeze(1)).unsqueeze(2)
+    first = padding.masked_mean(output.masked_fill(after_the_end, 0.0), LENGTHS)
+    second = padding.masked_mean(output.masked_fill(after_the_end, -50.0), LENGTHS)
+    assert_close(first, second)
+    for row, length in enumerate(LENGTHS.tolist()):
+        assert_close(first[row], output[row, :length].mean(dim=0))

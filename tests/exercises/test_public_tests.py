@@ -1,0 +1,151 @@
+"""The public tests shipped to students: all green on the reference, all red on the stubs, naming the TODO.
+
+Each run copies a package `exercises/` (the reference modules or the stubs, plus the public tests in
+`exercises/tests/`) into a temporary directory and runs pytest there in a subprocess, the way a student
+runs it in their repository. The editable install of this project also provides a package named
+`exercises` (the stubs): the temporary directory is put first on the path, and a check confirms that
+the copy is the package imported.
+"""
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+import xml.etree.ElementTree as ET
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from autograder import stubs
+
+ROOT = Path(__file__).resolve().parents[2]
+PUBLIC_TESTS = ROOT / "exercises" / "tests"
+TODO_LABEL = re.compile(r"TODO \d+ ·")
+TIMEOUT = 300  # seconds; the suite itself takes a few
+PYTEST = ("-m", "pytest", "-q", "-p", "no:cacheprovider")  # how a student runs it, without writing a cache
+
+
+@dataclass(frozen=True)
+class Case:
+    """One test case of a junit report."""
+
+    module: str  # "test_recurrence"
+    name: str  # "test_it_returns_output_and_final_state_shapes"
+    outcome: str  # "passed", "failure", "error" or "skipped"
+    message: str  # the failure's or error's message and text; "" when it passed
+
+
+@dataclass(frozen=True)
+class Run:
+    returncode: int
+    output: str
+    imported_from: Path
+    cases: list[Case]
+
+
+def _cases(junit: Path) -> list[Case]:
+    cases = []
+    for case in ET.parse(junit).getroot().iter("testcase"):
+        outcome, message = "passed", ""
+        for tag in ("failure", "error", "skipped"):
+            child = case.find(tag)
+            if child is not None:
+                outcome, message = tag, f"{child.get('message', '')}\n{child.text or ''}"
+                break
+        module = case.get("classname", "").rsplit(".", 1)[-1]
+        cases.append(Case(module, case.get("name", ""), outcome, message))
+    return cases
+
+
+def _run_public_suite(workdir: Path, modules: Path, import_mode: str) -> Run:
+    """Copy `modules`/*.py and the public tests into workdir/exercises/ and run pytest on them."""
+    package = workdir / "exercises"
+    shutil.copytree(PUBLIC_TESTS, package / "tests", ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+    for module in sorted(modules.glob("*.py")):
+        shutil.copy2(module, package / module.name)
+    (workdir / "pytest.ini").write_text("[pytest]\n", encoding="utf-8")  # stop pytest's search for a config here
+
+    env = {key: value for key, value in os.environ.items() if not key.startswith("PYTEST")}
+    env.pop("PYTHONSAFEPATH", None)
+    env["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"  # a student's plain environment: no third-party pytest plugins
+    env["PYTHONPATH"] = str(workdir)  # before site-packages, where the editable install maps `exercises`
+    env["PYTHONDONTWRITEBYTECODE"] = "1"
+
+    def run(*arguments: str) -> subprocess.CompletedProcess:
+        command = [sys.executable, *arguments]
+        return subprocess.run(command, cwd=workdir, env=env, capture_output=True, text=True, timeout=TIMEOUT)
+
+    where = run("-c", "import exercises; print(exercises.__file__)")  # the same path as the pytest run below
+    assert where.returncode == 0, where.stderr
+    junit = workdir / "junit.xml"
+    result = run(*PYTEST, f"--import-mode={import_mode}", f"--junitxml={junit}", "exercises/tests")
+    output = result.stdout + result.stderr
+    assert junit.exists(), f"pytest wrote no junit report (exit {result.returncode}):\n{output[-3000:]}"
+    return Run(result.returncode, output, Path(where.stdout.strip()).resolve(), _cases(junit))
+
+
+def _assert_imported_the_copy(run: Run, workdir: Path) -> None:
+    expected = (workdir / "exercises" / "__init__.py").resolve()
+    assert run.imported_from == expected, f"the suite would import {run.imported_from}, not the copy at {expected}"
+
+
+@pytest.fixture(scope="module", params=["importlib", "prepend"])
+def reference_run(request, tmp_path_factory) -> tuple[Run, Path]:
+    workdir = tmp_path_factory.mktemp(f"reference-{request.param}")
+    return _run_public_suite(workdir, ROOT / "solutions", request.param), workdir
+
+
+@pytest.fixture(scope="module")
+def stub_run(tmp_path_factory) -> tuple[Run, Path]:
+    workdir = tmp_path_factory.mktemp("stubs")
+    return _run_public_suite(workdir, ROOT / "exercises", "importlib"), workdir
+
+
+def test_it_passes_every_public_test_on_the_reference(reference_run):
+    """Every public test passes when `exercises/` holds the reference solutions (both pytest import modes)."""
+    run, workdir = reference_run
+    _assert_imported_the_copy(run, workdir)
+    assert run.cases, f"no public test ran:\n{run.output[-3000:]}"
+    not_passed = [
+        f"{case.module}::{case.name} {case.outcome}\n{case.message[-1500:]}"
+        for case in run.cases
+        if case.outcome != "passed"
+    ]
+    assert not not_passed, "\n\n".join(not_passed)
+    assert run.returncode == 0, run.output[-3000:]
+
+
+def test_it_fails_every_public_test_on_the_stubs_naming_the_todo(stub_run):
+    """On the untouched stubs every public test fails (no errors, no skips) and its failure names 'TODO N ·'."""
+    run, workdir = stub_run
+    _assert_imported_the_copy(run, workdir)
+    assert run.cases, f"no public test ran:\n{run.output[-3000:]}"
+    not_failed = [f"{case.module}::{case.name}: {case.outcome}" for case in run.cases if case.outcome != "failure"]
+    assert not not_failed, "every public test should fail (not pass, error or skip) on the stubs:\n" + "\n".join(
+        not_failed
+    )
+    unnamed = [
+        f"{case.module}::{case.name}\n{case.message[-800:]}"
+        for case in run.cases
+        if not TODO_LABEL.search(case.message)
+    ]
+    assert not unnamed, "a failure on the stubs should name its TODO ('TODO N · ...'):\n\n" + "\n\n".join(unnamed)
+
+
+def test_the_public_suite_has_tests_for_every_exercise_module(stub_run):
+    """Each module with a TODO has a public test file test_<module>.py that collected at least one test."""
+    run, _ = stub_run
+    collected = {case.module for case in run.cases}
+    modules = sorted({todo.module for todo in stubs.todos()})
+    missing = [module for module in modules if f"test_{module}" not in collected]
+    assert not missing, f"no public test for: {missing} (collected {sorted(collected)})"
+
+
+def test_every_todo_is_named_by_some_public_test_on_the_stubs(stub_run):
+    """Every TODO of the week is reached by at least one public test: its label shows up in a stub failure."""
+    run, _ = stub_run
+    failures = "\n".join(case.message for case in run.cases)
+    unnamed = [todo.label for todo in stubs.todos() if f"{todo.label}:" not in failures]
+    assert not unnamed, f"no public test reaches these TODOs: {unnamed}"
