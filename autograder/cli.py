@@ -30,6 +30,10 @@ def build_parser() -> argparse.ArgumentParser:
     grade.add_argument("--reference", action="store_true", help="grade the reference solutions (a demonstration)")
     grade.set_defaults(run=_grade)
 
+    calibrate = subcommands.add_parser("calibrate", help="show that every threshold separates right from wrong")
+    calibrate.add_argument("--seeds", type=int, help="seeds per run (default: each item's calibration_seeds)")
+    calibrate.set_defaults(run=lambda args: commands.calibrate_command(args.seeds))
+
     stubs = subcommands.add_parser("stubs", help="write exercises/ from the solution markers of solutions/")
     stubs.add_argument("--check", action="store_true", help="only report whether exercises/ is up to date")
     stubs.set_defaults(run=lambda args: commands.stubs_command(args.check))

@@ -55,6 +55,15 @@ def grade_reference(out: Path, only: list[str] | None, fail_under: float | None)
         return grade_command(Path(folder), out, only, fail_under)
 
 
+def calibrate_command(seeds: int | None) -> int:
+    """Print the calibration table; exit 1 when a threshold no longer separates right from wrong."""
+    from autograder import calibrate
+
+    rows = calibrate.calibrate(seeds, progress=lambda line: print(f"  {line}", file=sys.stderr, flush=True))
+    print(calibrate.table(rows))
+    return EXIT_OK if all(row.holds for row in rows) else EXIT_BELOW
+
+
 def stubs_command(check: bool) -> int:
     if check:
         problems = stubs.differences()

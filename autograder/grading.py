@@ -112,6 +112,15 @@ def grade(submission: Path, rubric: Rubric) -> GradingResult:
     """Grade one submission against `rubric` (already narrowed by --only)."""
     started = time.monotonic()
     deadline = started + float(rubric.limits.get("grading_timeout", 600))
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)  # the grader's reference work and the worker share the cores: one thread each
+    try:
+        return _grade(submission, rubric, started, deadline)
+    finally:
+        torch.set_num_threads(threads)
+
+
+def _grade(submission: Path, rubric: Rubric, started: float, deadline: float) -> GradingResult:
     with tempfile.TemporaryDirectory(prefix="autograde-") as sandbox:
         ignored = copy_submission(submission, Path(sandbox) / "submission")
         with Worker(Path(sandbox) / "submission", Path(sandbox), limits_from(rubric)) as worker:

@@ -79,10 +79,11 @@ class GradingPlugin:
 
 
 def _description(test: pytest.Item, graded: Item) -> str:
-    """The first line of the item's check's docstring (suites import their checks as `checks`)."""
-    checks = getattr(getattr(test, "module", None), "checks", None)
-    check = getattr(checks, f"check_{graded.function}_{graded.aspect}", None)
-    doc = (check.__doc__ or "").strip() if check else ""
+    """The first line of the item's check's docstring, found among the check modules the suite imports."""
+    name = f"check_{graded.function}_{graded.aspect}"
+    modules = vars(getattr(test, "module", None) or object).values()
+    found = [getattr(module, name) for module in modules if hasattr(module, name)]
+    doc = (found[0].__doc__ or "").strip() if found else ""
     return doc.splitlines()[0] if doc else ""
 
 

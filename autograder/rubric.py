@@ -1,7 +1,7 @@
 """The rubric file: points per item and the grader's limits, read once."""
 
 import tomllib
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +28,7 @@ class Item:
 class Rubric:
     items: tuple[Item, ...]
     limits: dict[str, Any]
+    thresholds: dict[str, dict[str, dict[str, Any]]] = field(default_factory=dict)
 
     @property
     def total(self) -> float:
@@ -44,7 +45,7 @@ class Rubric:
         unknown = sorted(set(only) - set(self.functions))
         if unknown:
             raise ValueError(f"no rubric items for {', '.join(unknown)}; known: {', '.join(self.functions)}")
-        return Rubric(tuple(item for item in self.items if item.function in only), self.limits)
+        return replace(self, items=tuple(item for item in self.items if item.function in only))
 
 
 def load(path: Path = RUBRIC) -> Rubric:
@@ -54,4 +55,4 @@ def load(path: Path = RUBRIC) -> Rubric:
         for function, aspects in data["points"].items()
         for aspect, points in aspects.items()
     )
-    return Rubric(items, dict(data.get("limits", {})))
+    return Rubric(items, dict(data.get("limits", {})), dict(data.get("thresholds", {})))

@@ -83,6 +83,8 @@ class Worker:
         self.output = b""
         self.output_dropped = 0
         self.starts = 0
+        self._ready = False
+        self._start()  # start now: the worker imports torch while the grader sets up pytest
 
     # -- lifecycle -------------------------------------------------------------
     def _start(self) -> None:
@@ -113,11 +115,15 @@ class Worker:
         self._request_w, self._response_r, self._output_r = request_w, response_r, output_r
         os.set_blocking(self._output_r, False)
         self.starts += 1
-        # the worker says it is ready once torch is imported; only then do call timeouts start
+        self._ready = False
+
+    def _await_ready(self) -> None:
+        """The worker says it is ready once torch is imported and warm; only then do call timeouts start."""
         ready = self._wait_for_reply(time.monotonic() + self.limits.start_timeout, self.limits.start_timeout)
         if codec.loads(ready) != {"ready": True}:
             self.close()
             raise WorkerDied("crash", "the worker did not start properly")
+        self._ready = True
 
     def close(self) -> None:
         """Kill the worker and everything it started."""
@@ -142,6 +148,8 @@ class Worker:
         """Send one request; wait at most `timeout` seconds (plus start-up) for the answer."""
         if self.process is None:
             self._start()
+        if not self._ready:
+            self._await_ready()
         self.output, self.output_dropped = b"", 0
         deadline = time.monotonic() + timeout
         try:

@@ -140,9 +140,14 @@ def _apply_effects(args: tuple[Any, ...], call: Call) -> None:
 
 
 # -- turning failures into feedback ---------------------------------------------------
+def _subject(target: str) -> str:
+    """How feedback names a call: the student's function, or the grader's training run over their code."""
+    return "the grader's training run over your code" if target.startswith("harness.") else target.split(".", 1)[1]
+
+
 def _failure(response: dict[str, Any], target: str) -> StudentError:
     error = response["error"]
-    function = target.split(".", 1)[1]
+    function = _subject(target)
     if response.get("phase") == "import":
         where = f"exercises/{response['module']}.py"
         text = f"{where} could not be imported: {error['type']}: {error['message']}"
@@ -153,7 +158,7 @@ def _failure(response: dict[str, Any], target: str) -> StudentError:
         )
     label = TODO_LABEL.search(error["message"]) if error["type"] == "NotImplementedError" else None
     if label:
-        return NotDone(f"{label[0]} is not done yet: {function} still raises NotImplementedError.")
+        return NotDone(f"{label[0]} is not done yet: it still raises NotImplementedError.")
     text = f"{function} raised {error['type']}: {error['message']}"
     return Raised(_with_traceback(text, error), error["type"], error["message"])
 
@@ -173,8 +178,10 @@ def _call_from(response: dict[str, Any], output: str) -> Call:
     )
 
 
-def _request(target: str, args: tuple[Any, ...], kwargs: dict[str, Any], seed: int, grad: Any) -> dict[str, Any]:
-    request = {"target": target, "args": _describe_args(args), "kwargs": kwargs, "seed": seed, "threads": 1}
+def _request(
+    target: str, args: tuple[Any, ...], kwargs: dict[str, Any], seed: int, grad: Any, threads: int = 1
+) -> dict[str, Any]:
+    request = {"target": target, "args": _describe_args(args), "kwargs": kwargs, "seed": seed, "threads": threads}
     if grad is not None:
         wrt, cotangents = grad
         request["grad"] = {"wrt": list(wrt), "cotangents": [c.detach().clone() for c in cotangents]}
@@ -210,8 +217,10 @@ class Remote:
             response = self.worker.request(_request(target, args, kwargs, seed, grad), timeout)
         except WorkerDied as death:
             self.transcript.append(self.worker.output.decode("utf-8", "replace"))
-            function = target.split(".", 1)[1]
+            function = _subject(target)
             hint = DEATH_HINTS.get(death.kind, "")
+            if death.kind == "timeout" and target.startswith("harness."):
+                hint = "The recipe takes a few seconds with vectorised code; a Python loop over rows is far too slow."
             raise Died(f"{function} did not finish ({death.kind}): {death.detail}. {hint}", death.kind) from None
         output = self.worker.output.decode("utf-8", "replace")
         self.transcript.append(output)
@@ -225,8 +234,9 @@ class Remote:
 class InProcess:
     """Calls run in this process, on a namespace of student objects (a notebook's globals)."""
 
-    def __init__(self, namespace: dict[str, Any] | types.ModuleType | Callable[[str], Any]) -> None:
+    def __init__(self, namespace: dict[str, Any] | types.ModuleType | Callable[[str], Any], threads: int = 1) -> None:
         self.resolve = namespace if callable(namespace) else _namespace_resolver(namespace)
+        self.threads = threads  # torch threads per call; grading always uses 1
 
     def run(
         self,
@@ -237,7 +247,7 @@ class InProcess:
         timeout: float | None = None,
         **kwargs: Any,
     ) -> Call:
-        request = codec.loads(codec.dumps(_request(target, args, kwargs, seed, grad)))
+        request = codec.loads(codec.dumps(_request(target, args, kwargs, seed, grad, self.threads)))
         try:
             response = codec.loads(codec.dumps(harness.call(request, self.resolve)))
         except Exception as error:

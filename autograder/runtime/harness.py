@@ -16,13 +16,13 @@ import torch
 from torch import nn
 
 from .codec import ArgRef, Build, Effect, Optimizer, Seeded, Unsupported
+from .training import TARGETS as HARNESS_TARGETS
 from .trusted import TRUSTED
 
 Resolve = Callable[[str], Any]
 MAX_MESSAGE = 2000
 OPTIMIZERS = ("SGD", "Adam", "AdamW")
 WATCHED_LAYERS = (nn.RNN, nn.GRU, nn.LSTM, nn.RNNCell, nn.GRUCell, nn.LSTMCell)
-HARNESS_TARGETS: dict[str, Callable[..., Any]] = {}
 
 
 class ImportFailed(Exception):

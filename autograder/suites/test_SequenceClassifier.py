@@ -1,6 +1,7 @@
 """Hidden suite for SequenceClassifier: one test per rubric item, each calling its check."""
 
 from autograder.checks import classifier as checks
+from autograder.checks import thresholds
 
 
 def test_last_pooling(student):
@@ -13,3 +14,11 @@ def test_mean_max_pooling(student):
 
 def test_padded_batch(student):
     checks.check_SequenceClassifier_padded_batch(student)
+
+
+def test_learns_the_task(student):
+    thresholds.check_SequenceClassifier_learns_the_task(student)
+
+
+def test_learns_padded_rows(student):
+    thresholds.check_SequenceClassifier_learns_padded_rows(student)

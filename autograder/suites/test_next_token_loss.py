@@ -1,6 +1,7 @@
 """Hidden suite for next_token_loss: one test per rubric item, each calling its check."""
 
 from autograder.checks import language_model as checks
+from autograder.checks import thresholds
 
 
 def test_values(student):
@@ -13,3 +14,7 @@ def test_padding(student):
 
 def test_gradients(student):
     checks.check_next_token_loss_gradients(student)
+
+
+def test_trains_the_pattern_model(student):
+    thresholds.check_next_token_loss_trains_the_pattern_model(student)

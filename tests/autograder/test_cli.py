@@ -4,7 +4,11 @@ import json
 
 from support import EXERCISES
 
-from autograder import cli
+from autograder import cli, rubric
+
+
+def points(function: str) -> float:
+    return rubric.load().select([function]).total
 
 
 def test_it_writes_results_and_exits_0_whatever_the_score(submission, tmp_path, capsys):
@@ -17,9 +21,11 @@ def test_it_writes_results_and_exits_0_whatever_the_score(submission, tmp_path, 
 
 
 def test_it_exits_1_below_fail_under(submission, tmp_path):
-    code = cli.main(["grade", str(submission()), "--out", str(tmp_path), "--only", "gather_final", "--fail-under", "7"])
-    assert code == 1
-    assert json.loads((tmp_path / "results.json").read_text())["score"] == 6
+    full = points("gather_final")
+    arguments = ["grade", str(submission()), "--out", str(tmp_path), "--only", "gather_final"]
+    assert cli.main([*arguments, "--fail-under", str(full + 1)]) == 1
+    assert json.loads((tmp_path / "results.json").read_text())["score"] == full
+    assert cli.main([*arguments, "--fail-under", str(full)]) == 0
 
 
 def test_it_appends_the_summary_to_the_github_job_summary(submission, tmp_path, monkeypatch):
@@ -28,7 +34,8 @@ def test_it_appends_the_summary_to_the_github_job_summary(submission, tmp_path, 
     monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(summary))
     cli.main(["grade", str(submission()), "--out", str(tmp_path / "out"), "--only", "masked_mean"])
     text = summary.read_text()
-    assert text.startswith("earlier step\n") and "masked_mean: values | 5 | 5 |" in text
+    full = f"{points('masked_mean'):g}"
+    assert text.startswith("earlier step\n") and f"masked_mean: values | {full} | {full} |" in text
 
 
 def test_it_exits_2_and_still_writes_results_when_there_is_no_exercises_folder(tmp_path, capsys):

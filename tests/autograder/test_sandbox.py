@@ -50,7 +50,8 @@ def test_it_runs_the_student_isolated_with_a_clean_environment(worker, monkeypat
     monkeypatch.setenv("GITHUB_TOKEN", "secret")
     facts = Remote(worker).run("probe.environment").value
     assert facts["flags"] == [1, 1]
-    assert "GITHUB_TOKEN" not in facts["env"] and set(facts["env"]) <= {"PATH", "HOME", "LANG", "OMP_NUM_THREADS"}
+    own = {key for key in facts["env"] if not key.startswith("TORCH")}  # torch may set its own variables
+    assert own == {"PATH", "HOME", "LANG", "OMP_NUM_THREADS"}
     assert not any("work/main" in entry and "site-packages" not in entry for entry in facts["path"][2:])
 
 

@@ -1,0 +1,127 @@
+"""`autograde calibrate`: evidence that each threshold separates right from wrong.
+
+For every threshold item, the reference is trained over `calibration_seeds` seeds and
+each known mistake that bears on it over the same seeds, with the very harness the
+grading uses (in process: all of it is the grader's own code). A threshold holds when
+the reference's minimum is above it and every mistake's maximum below it.
+"""
+
+import statistics
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from autograder import rubric, variants
+from autograder.checks.thresholds import accuracy
+from autograder.student import InProcess
+from solutions import classifier, language_model
+
+
+@dataclass
+class Calibration:
+    item: str
+    threshold: float
+    reference: list[float]
+    mistakes: dict[str, list[float]]
+    seconds_per_seed: float
+
+    @property
+    def worst_mistake(self) -> tuple[str, float]:
+        name = max(self.mistakes, key=lambda key: max(self.mistakes[key]))
+        return name, max(self.mistakes[name])
+
+    @property
+    def margin_above(self) -> float:
+        """How far the reference's worst seed clears the threshold."""
+        return min(self.reference) - self.threshold
+
+    @property
+    def margin_below(self) -> float:
+        """How far the best seed of the best mistake stays under the threshold."""
+        return self.threshold - self.worst_mistake[1]
+
+    @property
+    def holds(self) -> bool:
+        return self.margin_above > 0 and self.margin_below > 0
+
+
+def _with_forward(forward: Callable[..., Any]) -> type:
+    return type("SequenceClassifier", (classifier.SequenceClassifier,), {"forward": forward})
+
+
+def _classifier(forward: Callable[..., Any] | None) -> InProcess:
+    kind = classifier.SequenceClassifier if forward is None else _with_forward(forward)
+    return InProcess(lambda dotted: {"classifier.SequenceClassifier": kind}[dotted])
+
+
+def _loss(function: Callable[..., Any]) -> InProcess:
+    return InProcess(lambda dotted: {"language_model.next_token_loss": function}[dotted])
+
+
+def _first_step(model, tokens, lengths=None):
+    output, _ = model.rnn(model.embedding(tokens))
+    return model.head(output[:, 0])
+
+
+def _state_after_padding(model, tokens, lengths=None):
+    return variants.CLASSIFIER_FORWARD["C2"](model, tokens, lengths)
+
+
+def _order_blind(model, tokens, lengths=None):
+    """The recurrence left out: the head reads the mean of the embeddings (Day 7's bag of embeddings)."""
+    embedded = model.embedding(tokens)
+    return model.head(model.rnn(embedded.mean(dim=1, keepdim=True))[0][:, 0])
+
+
+# The known mistakes that bear on each threshold item, as students would have them.
+MISTAKES: dict[str, dict[str, InProcess]] = {
+    "classifier": {
+        "first step": _classifier(_first_step),
+        "order-blind": _classifier(_order_blind),
+        "C2 state after padding": _classifier(_state_after_padding),
+    },
+    "pattern": {
+        "S1 no shift": _loss(variants.NEXT_TOKEN_LOSS["S1"]),
+        "S2 shifted backwards": _loss(variants.NEXT_TOKEN_LOSS["S2"]),
+    },
+}
+REFERENCE = {"classifier": _classifier(None), "pattern": _loss(language_model.next_token_loss)}
+
+
+def calibrate(seeds: int | None = None, progress: Callable[[str], None] = lambda _: None) -> list[Calibration]:
+    """Run every threshold item's reference and mistakes over the calibration seeds."""
+    rows = []
+    for function, aspects in rubric.load().thresholds.items():
+        for aspect, settings in aspects.items():
+            count = seeds or settings["calibration_seeds"]
+            name = f"{function}: {aspect.replace('_', ' ')}"
+            progress(f"{name}: reference over {count} seeds")
+            started = time.monotonic()
+            reference = [accuracy(REFERENCE[settings["task"]], settings, seed) for seed in range(count)]
+            seconds = (time.monotonic() - started) / count
+            mistakes = {}
+            for label, student in MISTAKES[settings["task"]].items():
+                if label.startswith("C2") and "max_length" not in settings:
+                    continue  # without padding the state after the padding is the right one
+                progress(f"{name}: {label}")
+                mistakes[label] = [accuracy(student, settings, seed) for seed in range(count)]
+            rows.append(Calibration(name, settings["threshold"], reference, mistakes, seconds))
+    return rows
+
+
+def table(rows: list[Calibration]) -> str:
+    header = (
+        f"{'item':<42} {'threshold':>9} {'ref min':>8} {'ref median':>10} {'mistakes max':>12}  "
+        f"{'margin above':>12} {'margin below':>12} {'s/seed':>7}  worst mistake"
+    )
+    lines = [header, "-" * len(header)]
+    for row in rows:
+        name, worst = row.worst_mistake
+        reference = f"{min(row.reference):>8.3f} {statistics.median(row.reference):>10.3f}"
+        margins = f"{row.margin_above:>+12.3f} {row.margin_below:>+12.3f}"
+        lines.append(
+            f"{row.item:<42} {row.threshold:>9.3f} {reference} {worst:>12.3f}  {margins} "
+            f"{row.seconds_per_seed:>7.1f}  {name}" + ("" if row.holds else "   << does not separate")
+        )
+    return "\n".join(lines)
