@@ -126,6 +126,7 @@ def _grade(submission: Path, rubric: Rubric, started: float, deadline: float) ->
         with Worker(Path(sandbox) / "submission", Path(sandbox), limits_from(rubric)) as worker:
             student = Remote(worker, deadline, float(rubric.limits.get("call_timeout", 10.0)))
             outcomes = run_suites(student, rubric)
+            isolation = worker.isolation.as_dict()
     items = [_item_result(item, outcomes.get(item.name)) for item in rubric.items]
     environment = {
         "grader_version": __version__,
@@ -133,6 +134,7 @@ def _grade(submission: Path, rubric: Rubric, started: float, deadline: float) ->
         "python_version": sys.version.split()[0],
         "torch_threads": 1,
         "seed": SEED,
+        "isolation": isolation,
     }
     return GradingResult(items, round(time.monotonic() - started, 2), environment, ignored)
 

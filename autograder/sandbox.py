@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from autograder import isolation
 from autograder.runtime import codec
 from autograder.runtime.worker import HEADER, write_frame
 
@@ -41,6 +42,7 @@ class Limits:
     """Bounds on one worker."""
 
     memory_bytes: int = 4 << 30
+    max_processes: int = 256  # threads count too; it bites only when the worker has a user of its own
     output_bytes: int = 16 << 10  # kept per call; the rest is counted and dropped
     response_bytes: int = 64 << 20
     start_timeout: float = 60.0
@@ -65,6 +67,7 @@ def site_directories() -> list[str]:
 def prepare_runtime(sandbox: Path) -> Path:
     """Copy the runtime package into the sandbox; return the directory to put on the path."""
     target = sandbox / "runtime"
+    shutil.rmtree(target, ignore_errors=True)
     shutil.copytree(RUNTIME, target / RUNTIME_PACKAGE, ignore=shutil.ignore_patterns("__pycache__"))
     return target
 
@@ -79,6 +82,8 @@ class Worker:
         self.runtime = prepare_runtime(sandbox)
         self.scratch = sandbox / "scratch"
         self.scratch.mkdir(exist_ok=True)
+        self.isolation = isolation.available()
+        self.uid = None
         self.process: subprocess.Popen[bytes] | None = None
         self.output = b""
         self.output_dropped = 0
@@ -98,10 +103,13 @@ class Worker:
             "request_fd": request_r,
             "response_fd": response_w,
             "memory_bytes": self.limits.memory_bytes,
+            "max_processes": self.limits.max_processes,
         }
         environment = {"PATH": "/usr/bin:/bin", "HOME": str(self.scratch), "LANG": "C.UTF-8", "OMP_NUM_THREADS": "1"}
+        command, self.uid = isolation.wrap([sys.executable, "-I", "-S", "-c", BOOT, json.dumps(config)], self.sandbox)
+        isolation.hand_over(self.sandbox, self.uid)
         self.process = subprocess.Popen(
-            [sys.executable, "-I", "-S", "-c", BOOT, json.dumps(config)],
+            command,
             stdin=subprocess.DEVNULL,
             stdout=output_w,
             stderr=output_w,
@@ -206,6 +214,8 @@ class Worker:
             code = None
         self._drain_output()
         self.close()
+        if code is not None and code > 128 and self.uid is None:  # the fallback shell reports signals as 128 + n
+            code = 128 - code
         if code is not None and code < 0:
             name = signal.Signals(-code).name
             hint = " (out of memory?)" if -code == signal.SIGKILL else ""

@@ -1,10 +1,15 @@
 """The worker process: isolated, bounded, killed with everything it started."""
 
+import contextlib
 import os
+import socket
 import time
+from pathlib import Path
 
 import pytest
+from support import SOLUTIONS
 
+from autograder import isolation
 from autograder.sandbox import Limits, Worker, WorkerDied
 from autograder.student import Died, Remote
 
@@ -29,6 +34,41 @@ def bomb():
     import torch
     return torch.ones(2**34).sum()  # 64 GiB
 
+def read(path):
+    try:
+        with open(path) as handle:
+            return handle.read()
+    except OSError as error:
+        return type(error).__name__
+
+def connect(port):
+    import socket
+    try:
+        socket.create_connection(("127.0.0.1", port), timeout=1).close()
+        return "connected"
+    except OSError as error:
+        return type(error).__name__
+
+def write(path):
+    with open(path, "w") as handle:
+        handle.write("written by the worker")
+    return True
+
+def spawn(count):
+    children = []
+    try:
+        for _ in range(count):
+            children.append(subprocess.Popen(["sleep", "5"]))
+    except OSError as error:
+        return f"{len(children)} then {type(error).__name__}"
+    finally:
+        for child in children:
+            child.kill()
+    return f"{len(children)} started"
+
+def kill_parent():
+    os.kill(os.getppid(), 9)
+
 def spawn_and_hang(marker):
     subprocess.Popen([sys.executable, "-c", f"import time; time.sleep(3); open({marker!r}, 'w').write('alive')"])
     while True:
@@ -38,11 +78,11 @@ def spawn_and_hang(marker):
 
 @pytest.fixture
 def worker(tmp_path):
-    package = tmp_path / "submission" / "exercises"
+    package = tmp_path / "sandbox" / "submission" / "exercises"  # the submission lives inside the sandbox
     package.mkdir(parents=True)
     (package / "__init__.py").write_text("")
     (package / "probe.py").write_text(PROBE)
-    with Worker(tmp_path / "submission", tmp_path, Limits(output_bytes=1000)) as started:
+    with Worker(package.parent, tmp_path / "sandbox", Limits(output_bytes=1000)) as started:
         yield started
 
 
@@ -98,3 +138,51 @@ def test_it_reports_a_worker_that_never_answers_as_dead(tmp_path):
     with pytest.raises(WorkerDied, match="killed by SIGKILL"):
         worker.request({"target": "x.y"}, timeout=5)
     worker.close()
+
+
+isolated = pytest.mark.skipif(isolation.available() != isolation.FULL, reason="needs root and util-linux namespaces")
+
+
+@isolated
+def test_it_hides_the_instructors_files_from_the_worker(worker):
+    remote = Remote(worker)
+    assert remote.run("probe.read", str(SOLUTIONS / "padding.py")).value in ("FileNotFoundError", "PermissionError")
+    assert remote.run("probe.read", str(SOLUTIONS.parent / "autograder" / "rubric.toml")).value != ""
+
+
+@isolated
+def test_it_gives_the_worker_no_network(worker):
+    with socket.socket() as server:
+        server.bind(("127.0.0.1", 0))
+        server.listen()
+        assert Remote(worker).run("probe.connect", server.getsockname()[1]).value == "ConnectionRefusedError"
+
+
+@isolated
+def test_it_keeps_what_the_worker_writes_to_tmp_inside_the_worker(worker):
+    marker = Path("/tmp") / f"written-by-worker-{os.getpid()}"
+    try:
+        assert Remote(worker).run("probe.write", str(marker)).value is True
+        assert not marker.exists()
+    finally:
+        marker.unlink(missing_ok=True)
+
+
+@isolated
+def test_it_caps_the_number_of_processes(tmp_path, worker):
+    worker.close()
+    capped = Worker(worker.submission, worker.sandbox, Limits(max_processes=40))
+    try:
+        started = Remote(capped).run("probe.spawn", 100).value
+    finally:
+        capped.close()
+    assert started.endswith("then BlockingIOError"), started
+
+
+def test_it_keeps_the_grader_alive_when_the_worker_kills_its_parent(worker, monkeypatch):
+    monkeypatch.setattr(isolation, "available", lambda: isolation.Isolation())
+    worker.close()
+    remote = Remote(worker)
+    with contextlib.suppress(Died):  # without namespaces the shell in between takes the blow
+        remote.run("probe.kill_parent")
+    assert remote.run("probe.shout", 1).value == 1  # and this process, the grader, is still here

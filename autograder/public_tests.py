@@ -1,0 +1,59 @@
+"""Which TODO each public test belongs to, read from the public test files.
+
+A public test file `exercises/tests/test_<module>.py` tests the TODOs of `<module>`.
+When the module has more than one TODO, a header comment opens each TODO's section:
+
+    # ---------------------------------------------------------------- TODO 4 · gather_final
+
+and every test function after it (up to the next header) belongs to that TODO.
+"""
+
+import ast
+import re
+from pathlib import Path
+
+from autograder.stubs import EXERCISES, Todo
+
+PUBLIC_TESTS = EXERCISES / "tests"
+HEADER = re.compile(r"^#\s*-+\s*TODO (\d+) ·", re.MULTILINE)
+
+
+class MappingError(ValueError):
+    """A public test that cannot be tied to exactly one TODO."""
+
+
+def _headers(source: str) -> list[tuple[int, int]]:
+    """(line, TODO number) of every section header, in order."""
+    return [(source.count("\n", 0, match.start()) + 1, int(match[1])) for match in HEADER.finditer(source)]
+
+
+def todo_of_tests(path: Path, todos: list[Todo]) -> dict[str, int]:
+    """Test function name -> TODO number for one public test file."""
+    module = path.stem.removeprefix("test_")
+    numbers = {todo.number for todo in todos if todo.module == module}
+    source = path.read_text(encoding="utf-8")
+    headers = _headers(source)
+    mapping = {}
+    for node in ast.parse(source).body:
+        if not (isinstance(node, ast.FunctionDef) and node.name.startswith("test")):
+            continue
+        above = [number for line, number in headers if line < node.lineno]
+        if above:
+            mapping[node.name] = above[-1]
+        elif len(numbers) == 1:
+            mapping[node.name] = next(iter(numbers))
+        else:
+            raise MappingError(f"{path.name}: {node.name} comes before any '# --- TODO N ·' header")
+    unknown = set(mapping.values()) - numbers
+    if unknown:
+        raise MappingError(f"{path.name}: headers name TODOs {sorted(unknown)} that are not in {module}.py")
+    return mapping
+
+
+def todo_map(todos: list[Todo], tests: Path = PUBLIC_TESTS) -> dict[str, int]:
+    """'test_<module>::<test function>' -> TODO number, for every public test."""
+    return {
+        f"{path.stem}::{name}": number
+        for path in sorted(tests.glob("test_*.py"))
+        for name, number in todo_of_tests(path, todos).items()
+    }

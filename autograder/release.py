@@ -1,0 +1,72 @@
+"""`autograde release DIR`: write the student repository.
+
+What goes in: the generated stubs (`exercises/`), the public tests (`exercises/tests/`), a
+README, a `pyproject.toml`, a `.gitignore` and the CI workflow with its summary script. What
+never goes in: the reference, the grader, its hidden tests, the rubric file.
+"""
+
+import json
+import shutil
+from pathlib import Path
+
+from autograder import release_readme, rubric, stubs
+from autograder.public_tests import PUBLIC_TESTS, todo_map
+
+TEMPLATES = Path(__file__).resolve().parent / "templates"
+WORKFLOW = ".github/workflows/public-tests.yml"
+SCRIPTS = ".github/scripts"
+
+
+class ReleaseError(Exception):
+    """The release cannot be written (a non-empty target without --force)."""
+
+
+def _clear(target: Path) -> None:
+    """Remove everything in target except its .git folder."""
+    for path in target.iterdir():
+        if path.name == ".git":
+            continue
+        if path.is_dir() and not path.is_symlink():
+            shutil.rmtree(path)
+        else:
+            path.unlink()
+
+
+def mapping(todos: list[stubs.Todo]) -> dict:
+    """What the summary script needs: the TODOs and which public test belongs to which."""
+    return {
+        "todos": [
+            {"number": todo.number, "name": todo.name, "function": f"{todo.module}.{todo.function}"} for todo in todos
+        ],
+        "tests": todo_map(todos),
+    }
+
+
+def files(todos: list[stubs.Todo]) -> dict[str, bytes]:
+    """Relative path -> content of every file of the release."""
+    out = {f"exercises/{name}": text.encode("utf-8") for name, text in stubs.generate().items()}
+    for path in sorted(PUBLIC_TESTS.glob("*.py")):
+        out[f"exercises/tests/{path.name}"] = path.read_bytes()
+    out["README.md"] = release_readme.readme(todos, rubric.load()).encode("utf-8")
+    out["pyproject.toml"] = (TEMPLATES / "student-pyproject.toml").read_bytes()
+    out[".gitignore"] = (TEMPLATES / "student-gitignore").read_bytes()
+    out[WORKFLOW] = (TEMPLATES / "student-workflow.yml").read_bytes()
+    out[f"{SCRIPTS}/summarize.py"] = (TEMPLATES / "summarize.py").read_bytes()
+    out[f"{SCRIPTS}/todos.json"] = (json.dumps(mapping(todos), indent=2, ensure_ascii=False) + "\n").encode("utf-8")
+    return out
+
+
+def release(target: Path, force: bool = False) -> list[str]:
+    """Write the student repository into target; return the files written."""
+    if target.exists() and not target.is_dir():
+        raise ReleaseError(f"{target} is a file, not a folder")
+    if target.exists() and any(path.name != ".git" for path in target.iterdir()):
+        if not force:
+            raise ReleaseError(f"{target} is not empty: pass --force to replace its contents (.git is kept)")
+        _clear(target)
+    content = files(stubs.todos())
+    for relative, data in content.items():
+        path = target / relative
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(data)
+    return sorted(content)

@@ -1,0 +1,180 @@
+"""The student repository's README.md, written from the TODOs and the rubric.
+
+It says what the week is, how to set up and run the public tests, which TODO follows which
+lesson, and how grading works: points per item, the training thresholds (what is trained and
+the accuracy needed). The rubric's training recipes, seeds and sizes stay out of it.
+"""
+
+import ast
+from pathlib import Path
+
+from autograder.rubric import Item, Rubric
+from autograder.stubs import EXERCISES, Todo
+
+TORCH = "torch==2.13.0"
+CPU_INDEX = "https://download.pytorch.org/whl/cpu"
+
+
+def _docstring(module: Path, qualified: str) -> str:
+    node: ast.AST = ast.parse(module.read_text(encoding="utf-8"))
+    for name in qualified.split("."):
+        node = next(
+            child
+            for child in ast.iter_child_nodes(node)
+            if isinstance(child, (ast.ClassDef, ast.FunctionDef)) and child.name == name
+        )
+    return ast.get_docstring(node) or ""
+
+
+def lesson(todo: Todo, exercises: Path = EXERCISES) -> str:
+    """The docstring's 'Lesson:' paragraph (up to the traps or a blank line), on one line."""
+    lines = _docstring(exercises / f"{todo.module}.py", todo.function).splitlines()
+    start = next((i for i, line in enumerate(lines) if line.strip().startswith("Lesson:")), None)
+    if start is None:
+        return ""
+    taken = []
+    for line in lines[start:]:
+        text = line.strip()
+        if not text or (taken and text.startswith("Trap")):
+            break
+        taken.append(text)
+    return " ".join(taken).removeprefix("Lesson:").strip()
+
+
+def _number(value: float) -> str:
+    return f"{value:g}"
+
+
+def items_of(todo: Todo, rubric: Rubric) -> list[Item]:
+    return [item for item in rubric.items if item.function == todo.function.split(".")[0]]
+
+
+def _cell(text: str) -> str:
+    return text.replace("|", "\\|")
+
+
+def todo_table(todos: list[Todo], rubric: Rubric, exercises: Path) -> list[str]:
+    lines = ["| TODO | function | points | lesson |", "|---|---|---:|---|"]
+    for todo in todos:
+        points = sum(item.points for item in items_of(todo, rubric))
+        lines.append(
+            f"| {todo.number} · {todo.name} | `{todo.module}.{todo.function}` | {_number(points)} "
+            f"| {_cell(lesson(todo, exercises))} |"
+        )
+    return lines
+
+
+def points_table(todos: list[Todo], rubric: Rubric) -> list[str]:
+    lines = ["| TODO | item | points |", "|---|---|---:|"]
+    for todo in todos:
+        for item in items_of(todo, rubric):
+            lines.append(f"| {todo.number} | {item.name} | {_number(item.points)} |")
+    lines.append(f"| | **total** | **{_number(rubric.total)}** |")
+    return lines
+
+
+def threshold_table(rubric: Rubric) -> list[str]:
+    lines = ["| item | what is trained | you need |", "|---|---|---|"]
+    for function, aspects in rubric.thresholds.items():
+        for aspect, spec in aspects.items():
+            name = Item(function, aspect, 0).name
+            lines.append(f"| {name} | {_cell(spec['describe'])} | accuracy ≥ {spec['threshold']:g} |")
+    return lines
+
+
+def readme(todos: list[Todo], rubric: Rubric, exercises: Path = EXERCISES) -> str:
+    call_timeout = _number(float(rubric.limits.get("call_timeout", 10)))
+    memory_gb = _number(float(rubric.limits.get("memory_mb", 4096)) / 1024)
+    text = [
+        "# Week 07 · Recurrent Networks — exercises",
+        "",
+        "This week you write by hand what PyTorch's recurrent layers do for you: the recurrence loop and",
+        "one LSTM step, packing a padded batch and gathering each row's last real state, the forget-bias",
+        "initialisation, the shifted next-token loss and sampling from a language model, a sequence",
+        "classifier with its training step, and the order-blind baseline it has to beat.",
+        "",
+        f"There are {len(todos)} TODOs, one function each, in `exercises/`. Every function's docstring gives",
+        "the shapes, the lesson it follows and the trap to avoid. Until you write it, a function raises",
+        '`NotImplementedError("TODO N · name: not implemented yet")`.',
+        "",
+        "## Set up (CPU only, two commands)",
+        "",
+        "Install the CPU build of torch first (the default build of torch is a multi-GB CUDA download), then",
+        "this repository:",
+        "",
+        f"    python -m pip install {TORCH} --index-url {CPU_INDEX}",
+        "    python -m pip install -e .",
+        "",
+        "A virtual environment is a good idea (`python -m venv .venv`, then activate it before the two",
+        "commands). Python 3.11 or newer.",
+        "",
+        "## Run the public tests",
+        "",
+        "    python -m pytest                                   # all of them, a few seconds",
+        "    python -m pytest exercises/tests/test_padding.py   # one module",
+        "    python -m pytest -k gather_final                   # the tests whose name mentions a function",
+        "",
+        "The public tests check shapes, small cases you can verify by hand and the lessons' invariants.",
+        "On the untouched stubs every one of them fails and names its TODO.",
+        "",
+        "## The TODOs",
+        "",
+        *todo_table(todos, rubric, exercises),
+        "",
+        "`exercises/data.py` (the lesson's data generators) and `language_model.NextTokenModel` are given code.",
+        "",
+        "## How grading works",
+        "",
+        "- Only your `exercises/*.py` modules are read. Edited public tests, a `conftest.py`, pytest settings",
+        "  or changes to the workflow do not change the grade.",
+        "- The grader imports your modules in a separate process and checks each function with its own",
+        "  tests, on inputs you do not see. Passing every public test is a good sign, not a guarantee of",
+        "  full marks.",
+        f"- Each call of your code has {call_timeout} seconds and {memory_gb} GB of memory. A hang or a crash",
+        "  costs only the item it happens in.",
+        "- When an output is wrong, the feedback says where (which row, which step, expected and got) and,",
+        "  for a known mistake, names it and the lesson to reread, e.g. `[G1] ... Gather at lengths - 1`.",
+        "- The same code gets the same score on every run: seeds and thread counts are fixed.",
+        "",
+        "### What is graded",
+        "",
+        *points_table(todos, rubric),
+        "",
+        "### Training thresholds",
+        "",
+        "Some items train a small model with the grader's own training loop around your code and compare",
+        "the median accuracy over a few seeded runs with a threshold:",
+        "",
+        *threshold_table(rubric),
+        "",
+        "## Continuous integration",
+        "",
+        "Every push and pull request runs the public tests (`.github/workflows/public-tests.yml`). The run's",
+        "summary page shows a table with the public tests passed and failed per TODO, and the first failure's",
+        "message.",
+        "",
+        "If your instructor has enabled it, a second job, *Preview grade*, runs the course grader on your",
+        "repository. It runs in your repository, under your control: it is feedback to help you, not your",
+        "grade. Your grade comes from a grading run by the course staff on the commit you have pushed by the",
+        "deadline.",
+        "",
+        "## GitHub Classroom",
+        "",
+        "The step `Summarise per TODO` (id `public-tests`) sets the output `result`: base64-encoded JSON in",
+        "the format of GitHub Classroom's autograding reporter, one test per TODO, 1 point when all its",
+        "public tests pass. To show it in Classroom, add a reporter step after it, pinned to a commit:",
+        "",
+        "```yaml",
+        "      - name: Autograding Reporter",
+        "        uses: classroom-resources/autograding-grading-reporter@<commit sha> # v1",
+        "        env:",
+        "          PUBLIC-TESTS_RESULTS: ${{ steps.public-tests.outputs.result }}",
+        "        with:",
+        "          runners: public-tests",
+        "```",
+        "",
+        "(Classroom also expects the workflow to be named `Autograding Tests` and the permission",
+        "`checks: write`.) This counts public tests only; it is not the grade.",
+        "",
+    ]
+    return "\n".join(text)
