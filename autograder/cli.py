@@ -30,6 +30,16 @@ def build_parser() -> argparse.ArgumentParser:
     grade.add_argument("--reference", action="store_true", help="grade the reference solutions (a demonstration)")
     grade.set_defaults(run=_grade)
 
+    roster = subcommands.add_parser("grade-all", help="grade every submission in a folder, in parallel")
+    roster.add_argument("submissions", type=Path, help="a folder with one subfolder per student")
+    roster.add_argument("--out", type=Path, required=True, help="results go to OUT/<student>/")
+    roster.add_argument("--jobs", type=int, help="gradings at once (default: the number of cores)")
+    roster.add_argument("--force", action="store_true", help="regrade submissions that are unchanged")
+    roster.add_argument("--only", type=_names, metavar="NAME[,NAME...]", help="grade only these functions or classes")
+    roster.set_defaults(
+        run=lambda args: commands.grade_all_command(args.submissions, args.out, args.jobs, args.force, args.only)
+    )
+
     calibrate = subcommands.add_parser("calibrate", help="show that every threshold separates right from wrong")
     calibrate.add_argument("--seeds", type=int, help="seeds per run (default: each item's calibration_seeds)")
     calibrate.set_defaults(run=lambda args: commands.calibrate_command(args.seeds))
@@ -37,6 +47,21 @@ def build_parser() -> argparse.ArgumentParser:
     stubs = subcommands.add_parser("stubs", help="write exercises/ from the solution markers of solutions/")
     stubs.add_argument("--check", action="store_true", help="only report whether exercises/ is up to date")
     stubs.set_defaults(run=lambda args: commands.stubs_command(args.check))
+
+    release = subcommands.add_parser("release", help="write the student repository into DIR")
+    release.add_argument("dir", type=Path, help="where the student repository goes")
+    release.add_argument("--force", action="store_true", help="replace DIR's contents (its .git folder is kept)")
+    release.set_defaults(run=lambda args: commands.release_command(args.dir, args.force))
+
+    gradebook = subcommands.add_parser("gradebook", help="merge a roster's gradings into a CSV and an overview")
+    gradebook.add_argument("results", type=Path, help="one subfolder per student, each with results.json")
+    gradebook.add_argument("--out", type=Path, default=Path("gradebook"), help="where gradebook.csv goes")
+    gradebook.add_argument("--roster", type=Path, help="list every roster repository, even without results")
+    gradebook.set_defaults(run=lambda args: commands.gradebook_command(args.results, args.out, args.roster))
+
+    gradescope = subcommands.add_parser("gradescope", help="write the Gradescope autograder bundle (a zip)")
+    gradescope.add_argument("out", type=Path, help="the zip to write, e.g. autograder.zip")
+    gradescope.set_defaults(run=lambda args: commands.gradescope_command(args.out))
     return parser
 
 

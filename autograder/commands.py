@@ -64,6 +64,41 @@ def calibrate_command(seeds: int | None) -> int:
     return EXIT_OK if all(row.holds for row in rows) else EXIT_BELOW
 
 
+def grade_all_command(submissions: Path, out: Path, jobs: int | None, force: bool, only: list[str] | None) -> int:
+    """Grade a roster folder in parallel; write each student's results, then the gradebook."""
+    from autograder import roster
+    from autograder.progress import ProgressReport
+
+    if not submissions.is_dir():
+        print(f"autograde: {submissions} is not a folder of submissions", file=sys.stderr)
+        return EXIT_ERROR
+    jobs = jobs or roster.default_jobs()
+    try:
+        rubric.load().select(only)  # an unknown name stops here, before any grading
+        outcomes = roster.grade_all(submissions, out, jobs, force, ProgressReport(), only)
+    except ValueError as error:
+        print(f"autograde: {error}", file=sys.stderr)
+        return EXIT_ERROR
+    except KeyboardInterrupt:
+        print("\ninterrupted: finished gradings are kept; run the same command again to go on", file=sys.stderr)
+        return 130
+    failed = [outcome for outcome in outcomes if outcome.status == "grader error"]
+    for outcome in failed:
+        print(f"grader error for {outcome.student}: {outcome.detail.splitlines()[0]}", file=sys.stderr)
+    graded = sum(outcome.status == "graded" for outcome in outcomes)
+    print(f"{graded} graded, {len(outcomes) - graded - len(failed)} skipped (unchanged), {len(failed)} grader error(s)")
+    return write_gradebook(out)
+
+
+def write_gradebook(results: Path) -> int:
+    """The roster's gradebook (CSV and overview), when the gradebook command is available."""
+    from autograder import gradebook
+
+    entries = gradebook.write(results, results, rubric.load())
+    print(f"wrote {results / 'gradebook.csv'} and {results / 'overview.md'} ({len(entries)} students)")
+    return EXIT_OK
+
+
 def stubs_command(check: bool) -> int:
     if check:
         problems = stubs.differences()
@@ -74,4 +109,47 @@ def stubs_command(check: bool) -> int:
         return EXIT_BELOW if problems else EXIT_OK
     changed = stubs.write_exercises()
     print(f"exercises/: {len(changed)} file(s) written" + (f" ({', '.join(changed)})" if changed else ""))
+    return EXIT_OK
+
+
+def release_command(target: Path, force: bool) -> int:
+    """Write the student repository into target."""
+    from autograder import release
+
+    try:
+        written = release.release(target, force)
+    except release.ReleaseError as error:
+        print(f"autograde: {error}", file=sys.stderr)
+        return EXIT_ERROR
+    print(f"wrote the student repository to {target} ({len(written)} files)")
+    return EXIT_OK
+
+
+def gradebook_command(results: Path, out: Path, roster: Path | None) -> int:
+    """Merge every student's results.json under results into out/gradebook.csv and out/overview.md."""
+    from autograder import gradebook
+    from autograder import roster as rosters
+
+    if not results.is_dir():
+        print(f"autograde: {results} is not a folder of gradings", file=sys.stderr)
+        return EXIT_ERROR
+    try:
+        expected = rosters.read(roster) if roster else None
+    except (OSError, rosters.RosterError) as error:
+        print(f"autograde: {error}", file=sys.stderr)
+        return EXIT_ERROR
+    entries = gradebook.write(results, out, rubric.load(), expected)
+    failed = [entry for entry in entries if entry.error]
+    print(f"wrote {out / 'gradebook.csv'} and {out / 'overview.md'}: {len(entries)} students")
+    for entry in failed:
+        print(f"  no grade for {entry.student}: {entry.error}", file=sys.stderr)
+    return EXIT_OK
+
+
+def gradescope_command(out: Path) -> int:
+    """Write the Gradescope autograder bundle."""
+    from autograder import gradescope
+
+    names = gradescope.build(out)
+    print(f"wrote {out} ({len(names)} files): upload it as the assignment's autograder")
     return EXIT_OK

@@ -68,7 +68,12 @@ def gradescope(result: GradingResult) -> dict:
         "visibility": "visible",
         "stdout_visibility": "hidden",
         "tests": tests,
-        "extra_data": {"max_score": _number(result.max_score), **result.environment, "ignored_files": result.ignored},
+        "extra_data": {
+            "max_score": _number(result.max_score),
+            **result.environment,
+            "ignored_files": result.ignored,
+            **({"grading_error": clean(result.error)} if result.error else {}),
+        },
     }
     return document
 

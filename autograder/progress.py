@@ -1,0 +1,46 @@
+"""Progress of a roster grading: a bar on a terminal, one plain line per submission in CI logs."""
+
+import sys
+import time
+from typing import TextIO
+
+from autograder.roster import Outcome
+
+
+def _clock(seconds: float) -> str:
+    minutes, seconds = divmod(int(seconds), 60)
+    return f"{minutes}:{seconds:02d}"
+
+
+class ProgressReport:
+    """Called once per finished submission: `report(outcome, done, total)`."""
+
+    def __init__(self, stream: TextIO = sys.stderr, width: int = 30) -> None:
+        self.stream = stream
+        self.width = width
+        self.started = time.monotonic()
+        self.failures = 0
+        self.graded = 0
+        self.bar = stream.isatty()
+
+    def __call__(self, outcome: Outcome, done: int, total: int) -> None:
+        self.failures += outcome.status == "grader error"
+        self.graded += outcome.status != "skipped"
+        elapsed = time.monotonic() - self.started
+        rate = elapsed / self.graded if self.graded else 0.0
+        left = rate * (total - done)
+        if self.bar:
+            filled = int(self.width * done / max(total, 1))
+            self.stream.write(
+                f"\r[{'#' * filled}{'.' * (self.width - filled)}] {done}/{total}  elapsed {_clock(elapsed)}  "
+                f"~{_clock(left)} left  failures {self.failures} "
+            )
+            if done == total:
+                self.stream.write("\n")
+        else:
+            detail = f" ({outcome.seconds:.1f} s)" if outcome.status != "skipped" else ""
+            self.stream.write(
+                f"[{done}/{total}] {outcome.student}: {outcome.status}{detail}; elapsed {_clock(elapsed)}, "
+                f"about {_clock(left)} left, {self.failures} failure(s)\n"
+            )
+        self.stream.flush()

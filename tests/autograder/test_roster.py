@@ -1,0 +1,110 @@
+"""`autograde grade-all`: a roster in parallel, resumable, interruptible, one bad submission costing only itself."""
+
+import csv
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from support import EXERCISES, build_submission, replace_in
+
+from autograder import roster, rubric
+
+ONLY = ["gather_final", "masked_mean"]
+
+
+def full_marks() -> float:
+    return rubric.load().select(ONLY).total
+
+
+@pytest.fixture
+def class_folder(tmp_path: Path) -> Path:
+    """Four students: a correct one, the stubs, one whose gather_final hangs, one with no exercises/ at all."""
+    folder = tmp_path / "submissions"
+    build_submission(folder / "ada")
+    build_submission(folder / "bob", EXERCISES)
+    hanging = replace_in("padding", "    index = (lengths", "    while True:\n        pass\n    index = (lengths")
+    build_submission(folder / "cy", edits={"padding": hanging})
+    (folder / "dee" / "notes").mkdir(parents=True)
+    return folder
+
+
+def scores(out: Path) -> dict[str, float]:
+    return {
+        folder.name: json.loads((folder / "results.json").read_text())["score"]
+        for folder in sorted(out.iterdir())
+        if folder.is_dir()
+    }
+
+
+def test_it_grades_every_student_and_records_a_submission_it_cannot_grade(class_folder, tmp_path):
+    out = tmp_path / "out"
+    seen = []
+    outcomes = roster.grade_all(
+        class_folder, out, jobs=2, progress=lambda o, done, total: seen.append((done, total)), only=ONLY
+    )
+    assert {o.student: o.status for o in outcomes} == {
+        "ada": "graded",
+        "bob": "graded",
+        "cy": "graded",
+        "dee": "grader error",
+    }
+    assert seen[-1] == (4, 4)
+    marks = scores(out)
+    assert marks["ada"] == full_marks() and marks["bob"] == 0 and marks["dee"] == 0
+    assert 0 < marks["cy"] < full_marks()  # masked_mean still earns its points
+    dee = json.loads((out / "dee" / "results.json").read_text())
+    assert "has no exercises/ folder" in dee["output"]
+
+
+def test_it_skips_unchanged_submissions_and_regrades_changed_ones(tmp_path):
+    folder, out, only = tmp_path / "submissions", tmp_path / "out", ["gather_final"]
+    build_submission(folder / "ada")
+    build_submission(folder / "bob", EXERCISES)
+    roster.grade_all(folder, out, jobs=2, only=only)
+    correct = (folder / "ada" / "exercises" / "padding.py").read_text()
+    (folder / "bob" / "exercises" / "padding.py").write_text(correct)
+    again = {o.student: o.status for o in roster.grade_all(folder, out, jobs=2, only=only)}
+    assert again == {"ada": "skipped", "bob": "graded"}
+    assert scores(out)["bob"] == rubric.load().select(only).total
+    assert {o.status for o in roster.grade_all(folder, out, jobs=2, only=["masked_mean"])} == {"graded"}
+    assert {o.status for o in roster.grade_all(folder, out, jobs=2, force=True, only=["masked_mean"])} == {"graded"}
+
+
+def test_it_keeps_finished_results_when_interrupted_and_goes_on_afterwards(tmp_path):
+    folder = tmp_path / "submissions"
+    for name in ("a1", "a2", "a3"):
+        build_submission(folder / name)
+    out = tmp_path / "out"
+    command = [
+        sys.executable,
+        "-m",
+        "autograder.cli",
+        "grade-all",
+        str(folder),
+        "--out",
+        str(out),
+        "--jobs",
+        "1",
+        "--only",
+        "gather_final",
+    ]
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 120
+    while not (out / "a1" / roster.KEY_FILE).exists() and time.monotonic() < deadline:
+        time.sleep(0.2)
+    process.send_signal(signal.SIGINT)
+    _, err = process.communicate(timeout=60)
+    assert process.returncode == 130, err
+    assert "finished gradings are kept" in err
+    assert (out / "a1" / "results.json").exists()
+    resumed = subprocess.run(command, capture_output=True, text=True, timeout=300, env={**os.environ, "CI": "true"})
+    assert resumed.returncode == 0
+    assert "a1: skipped" in resumed.stderr and "[3/3] a3: graded (" in resumed.stderr  # plain lines off a terminal
+    assert set(scores(out)) == {"a1", "a2", "a3"}
+    with open(out / "gradebook.csv") as handle:
+        assert {row["student"] for row in csv.DictReader(handle)} == {"a1", "a2", "a3"}
