@@ -188,14 +188,10 @@ def _request(
     return request
 
 
-class Remote:
-    """Calls run in the worker process."""
+class Runner:
+    """What both ways of running share: describe the call, answer it, turn the answer into a Call."""
 
-    def __init__(self, worker: Worker, deadline: float | None = None, call_timeout: float = DEFAULT_TIMEOUT) -> None:
-        self.worker = worker
-        self.call_timeout = call_timeout  # used when a check names no timeout of its own
-        self.deadline = deadline  # time.monotonic() by which the whole grading must end
-        self.transcript: list[str] = []  # what the student's code printed, call by call
+    threads = 1  # torch threads per call
 
     def run(
         self,
@@ -207,6 +203,29 @@ class Remote:
         **kwargs: Any,
     ) -> Call:
         """Call `target` ("module.function") with `args`; raise StudentError when it fails."""
+        request = _request(target, args, kwargs, seed, grad, self.threads)
+        response, output = self._answer(request, timeout)
+        if not response.get("ok"):
+            raise _failure(response, target)
+        call = _call_from(response, output)
+        _apply_effects(args, call)
+        return call
+
+    def _answer(self, request: dict[str, Any], timeout: float | None) -> tuple[dict[str, Any], str]:
+        raise NotImplementedError
+
+
+class Remote(Runner):
+    """Calls run in the worker process."""
+
+    def __init__(self, worker: Worker, deadline: float | None = None, call_timeout: float = DEFAULT_TIMEOUT) -> None:
+        self.worker = worker
+        self.call_timeout = call_timeout  # used when a check names no timeout of its own
+        self.deadline = deadline  # time.monotonic() by which the whole grading must end
+        self.transcript: list[str] = []  # what the student's code printed, call by call
+
+    def _answer(self, request: dict[str, Any], timeout: float | None) -> tuple[dict[str, Any], str]:
+        target = request["target"]
         timeout = self.call_timeout if timeout is None else timeout
         if self.deadline is not None:
             left = self.deadline - time.monotonic()
@@ -214,49 +233,31 @@ class Remote:
                 raise Died("The time for the whole grading ran out before this item could run.", "timeout")
             timeout = min(timeout, left)
         try:
-            response = self.worker.request(_request(target, args, kwargs, seed, grad), timeout)
+            response = self.worker.request(request, timeout)
         except WorkerDied as death:
             self.transcript.append(self.worker.output.decode("utf-8", "replace"))
-            function = _subject(target)
             hint = DEATH_HINTS.get(death.kind, "")
             if death.kind == "timeout" and target.startswith("harness."):
                 hint = "The recipe takes a few seconds with vectorised code; a Python loop over rows is far too slow."
-            raise Died(f"{function} did not finish ({death.kind}): {death.detail}. {hint}", death.kind) from None
-        output = self.worker.output.decode("utf-8", "replace")
-        self.transcript.append(output)
-        if not response.get("ok"):
-            raise _failure(response, target)
-        call = _call_from(response, output)
-        _apply_effects(args, call)
-        return call
+            message = f"{_subject(target)} did not finish ({death.kind}): {death.detail}. {hint}"
+            raise Died(message, death.kind) from None
+        self.transcript.append(self.worker.output.decode("utf-8", "replace"))
+        return response, self.transcript[-1]
 
 
-class InProcess:
+class InProcess(Runner):
     """Calls run in this process, on a namespace of student objects (a notebook's globals)."""
 
     def __init__(self, namespace: dict[str, Any] | types.ModuleType | Callable[[str], Any], threads: int = 1) -> None:
         self.resolve = namespace if callable(namespace) else _namespace_resolver(namespace)
-        self.threads = threads  # torch threads per call; grading always uses 1
+        self.threads = threads  # grading always uses 1
 
-    def run(
-        self,
-        target: str,
-        *args: Any,
-        seed: int = 0,
-        grad: tuple[list[Any], list[torch.Tensor]] | None = None,
-        timeout: float | None = None,
-        **kwargs: Any,
-    ) -> Call:
-        request = codec.loads(codec.dumps(_request(target, args, kwargs, seed, grad, self.threads)))
+    def _answer(self, request: dict[str, Any], timeout: float | None) -> tuple[dict[str, Any], str]:
+        request = codec.loads(codec.dumps(request))  # the same copies and checks as across processes
         try:
-            response = codec.loads(codec.dumps(harness.call(request, self.resolve)))
+            return codec.loads(codec.dumps(harness.call(request, self.resolve))), ""
         except Exception as error:
-            response = {"ok": False, "phase": "call", "error": harness.describe_exception(error, "")}
-        if not response.get("ok"):
-            raise _failure(response, target)
-        call = _call_from(response, "")
-        _apply_effects(args, call)
-        return call
+            return {"ok": False, "phase": "call", "error": harness.describe_exception(error, "")}, ""
 
 
 def _namespace_resolver(namespace: dict[str, Any] | types.ModuleType) -> Callable[[str], Any]:
