@@ -5,9 +5,13 @@
 (a) overhead: `autograde grade --reference` (worker process, pytest, reports) against the
     floor (`floor.py`: the same checks, threshold trainings included, run in one process).
     Target: at most 1.2x.
+(b) throughput: a roster of 20 submissions (8 correct, 6 with a catalogue mistake, 6 untouched
+    stubs) graded by `autograde grade-all` with --jobs 1 and with --jobs 2. Target: at least 1.7x.
 """
 
+import os
 import platform
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -15,6 +19,28 @@ import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+MISTAKES = [
+    "G1_last_column",
+    "G3_plain_mean",
+    "R2_previous_state_never_updated",
+    "S2_previous_token",
+    "T3_argmax",
+    "C2_last_step_of_padding",
+]
+
+
+def roster(folder: Path) -> Path:
+    """20 fork-like folders: correct, with one catalogue mistake, and untouched stubs."""
+    for number in range(20):
+        package = folder / f"student{number:02d}" / "exercises"
+        source = ROOT / ("solutions" if number < 14 else "exercises")
+        shutil.copytree(source, package, ignore=shutil.ignore_patterns("tests", "__pycache__"))
+        if 8 <= number < 14:
+            mistake = next((ROOT / "tests" / "corpus" / "mistakes").glob(f"{MISTAKES[number - 8]}*.py"))
+            module = mistake.read_text().split("module: ")[1].split()[0]
+            shutil.copyfile(mistake, package / f"{module}.py")
+    return folder
 
 
 def timed(command: list[str]) -> float:
@@ -24,8 +50,9 @@ def timed(command: list[str]) -> float:
 
 
 def main() -> None:
+    cores = len(os.sched_getaffinity(0))
     print(
-        f"machine: {platform.machine()}, {platform.python_version()}, cores {len(__import__('os').sched_getaffinity(0))}"
+        f"machine: {platform.machine()}, Python {platform.python_version()}, {cores} cores, {time.strftime('%Y-%m-%d')}"
     )
     with tempfile.TemporaryDirectory() as out:
         grading = timed([sys.executable, "-m", "autograder.cli", "grade", "--reference", "--out", out])
