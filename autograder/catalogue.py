@@ -17,7 +17,7 @@ class Mistake:
 
     @property
     def feedback(self) -> str:
-        return f"[{self.id}] {self.explanation} ({self.lesson})."
+        return f"[{self.id}] {self.explanation}.\n  Reread: {self.lesson}."
 
 
 _DAY1_LOOP = 'Day 1, "The recurrence, written out"'

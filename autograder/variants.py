@@ -5,6 +5,7 @@ every input, the feedback names the mistake. Keys are catalogue ids, with a suff
 after ':' for a second form of the same mistake ("R3:ih").
 """
 
+import numpy as np
 import torch
 import torch.nn.functional as F
 from torch import nn
@@ -14,11 +15,12 @@ from solutions import padding as reference_padding
 
 
 # -- rnn_forward ---------------------------------------------------------------------------
-def _rnn(x, w_ih, w_hh, b_ih, b_hh, h0, *, transpose=True, carry=True, use_ih=True, use_hh=True):
+def _rnn(x, w_ih, w_hh, b_ih, b_hh, h0, *, transpose="both", carry=True, use_ih=True, use_hh=True):
     batch, length, _ = x.shape
     start = x.new_zeros(batch, w_hh.shape[0]) if h0 is None else h0[0]
     h, states = start, []
-    a, b = (w_ih.T, w_hh.T) if transpose else (w_ih, w_hh)
+    a = w_ih if transpose in ("neither", "hh") else w_ih.T  # transpose names the one done right
+    b = w_hh if transpose in ("neither", "ih") else w_hh.T
     for t in range(length):
         previous = h if carry else start
         h = torch.tanh(x[:, t] @ a + previous @ b + (b_ih if use_ih else 0) + (b_hh if use_hh else 0))
@@ -27,7 +29,9 @@ def _rnn(x, w_ih, w_hh, b_ih, b_hh, h0, *, transpose=True, carry=True, use_ih=Tr
 
 
 RNN_FORWARD = {
-    "R1": lambda *a: _rnn(*a, transpose=False),
+    "R1": lambda *a: _rnn(*a, transpose="neither"),
+    "R1:hh": lambda *a: _rnn(*a, transpose="ih"),
+    "R1:ih": lambda *a: _rnn(*a, transpose="hh"),
     "R2": lambda *a: _rnn(*a, carry=False),
     "R3": lambda *a: _rnn(*a, use_hh=False),
     "R3:ih": lambda *a: _rnn(*a, use_ih=False),
@@ -84,6 +88,7 @@ ENCODE_PACKED = {"P1": _unpacked, "P2": _sorted_order, "P3": _time_major}
 GATHER_FINAL = {
     "G1": lambda output, lengths: output[:, -1],
     "G2": lambda output, lengths: output[torch.arange(len(lengths)), lengths],
+    "G2:clamped": lambda output, lengths: output[torch.arange(len(lengths)), lengths.clamp(max=output.shape[1] - 1)],
 }
 
 
@@ -129,6 +134,14 @@ def _loss(model, inputs, targets, pad_id):
     return F.cross_entropy(logits.reshape(-1, logits.shape[-1]), targets.reshape(-1), ignore_index=ignore)
 
 
+def _mean_over_all_positions(model, tokens, pad_id=None):
+    logits, _ = model(tokens[:, :-1])
+    targets = tokens[:, 1:].reshape(-1)
+    losses = F.cross_entropy(logits.reshape(-1, logits.shape[-1]), targets, reduction="none")
+    kept = torch.ones_like(losses) if pad_id is None else (targets != pad_id).to(losses)
+    return (losses * kept).sum() / losses.numel()
+
+
 def _scrambled(model, tokens, pad_id=None):
     logits, _ = model(tokens[:, :-1])
     vocab = logits.shape[-1]
@@ -142,6 +155,7 @@ NEXT_TOKEN_LOSS = {
     "S2": lambda model, tokens, pad_id=None: _loss(model, tokens[:, 1:], tokens[:, :-1], pad_id),
     "S3": _scrambled,
     "S4": lambda model, tokens, pad_id=None: _loss(model, tokens[:, :-1], tokens[:, 1:], None),
+    "S4:denominator": _mean_over_all_positions,
 }
 
 
@@ -167,8 +181,11 @@ SAMPLE = {
 
 
 # -- SequenceClassifier.forward ----------------------------------------------------------------
-def _classify(model, tokens, lengths=None, *, last="gather", over_padding=False, batch_axis=False):
-    output, _ = model.rnn(model.embedding(tokens))
+def _classify(model, tokens, lengths=None, *, last="gather", over_padding=(), batch_axis=False, transposed=False):
+    if transposed:  # (length, batch, embed) fed to a batch_first layer, turned back afterwards
+        output = model.rnn(model.embedding(tokens).transpose(0, 1))[0].transpose(0, 1)
+    else:
+        output, _ = model.rnn(model.embedding(tokens))
     if lengths is None:
         lengths = torch.full((tokens.shape[0],), tokens.shape[1])
     if batch_axis:
@@ -176,17 +193,19 @@ def _classify(model, tokens, lengths=None, *, last="gather", over_padding=False,
     if model.pooling == "last":
         pooled = output[:, -1] if last == "padded" else output[torch.arange(len(lengths)), lengths - 1]
     elif model.pooling == "mean":
-        pooled = output.mean(1) if over_padding else reference_padding.masked_mean(output, lengths)
+        pooled = output.mean(1) if "mean" in over_padding else reference_padding.masked_mean(output, lengths)
     else:
         real = torch.arange(tokens.shape[1]).unsqueeze(0) < lengths.unsqueeze(1)
-        pooled = output.amax(1) if over_padding else output.masked_fill(~real.unsqueeze(2), -torch.inf).amax(1)
+        pooled = output.amax(1) if "max" in over_padding else output.masked_fill(~real.unsqueeze(2), -torch.inf).amax(1)
     return model.head(pooled)
 
 
 CLASSIFIER_FORWARD = {
     "C1": lambda *a: _classify(*a, batch_axis=True),
+    "C1:transposed": lambda *a: _classify(*a, transposed=True),
     "C2": lambda *a: _classify(*a, last="padded"),
-    "C3": lambda *a: _classify(*a, over_padding=True),
+    "C3": lambda *a: _classify(*a, over_padding=("mean",)),
+    "C3:and_max": lambda *a: _classify(*a, over_padding=("mean", "max")),
 }
 
 
@@ -213,7 +232,13 @@ def _counts(tokens, digits):
     return (torch.as_tensor(tokens).unsqueeze(-1) == torch.tensor(digits)).sum(1).float().numpy()
 
 
+def _without_nine(tokens):
+    counts = _counts(tokens, range(1, 9))
+    return np.concatenate([counts, np.zeros((len(counts), 1), dtype=counts.dtype)], axis=1)
+
+
 BAG_OF_COUNTS = {
     "B1": lambda tokens: _counts(tokens, range(0, 9)),
     "B1:eight": lambda tokens: _counts(tokens, range(1, 9)),
+    "B1:nine_zero": _without_nine,
 }

@@ -148,7 +148,7 @@ def with_diagnosis(mistake: str | None, report: str) -> str:
     """Lead with the named mistake, when there is one."""
     if mistake is None:
         return report
-    return f"{CATALOGUE[mistake].feedback}\n{report}"
+    return f"{CATALOGUE[mistake.split(':')[0]].feedback}\n{report}"  # "R3:ih" is a second form of R3
 
 
 def variant_outputs(table: dict[str, Callable[..., Any]], *args: Any) -> dict[str, Any]:

@@ -115,7 +115,14 @@ def _sampled(student, case: tuple) -> tuple[list[int], object]:
 def _first_difference(got: list[int], expected: list[int]) -> str:
     for position, (a, b) in enumerate(zip(got, expected, strict=False)):
         if a != b:
-            return f"position {position} is {a}; expected {b} (the first {position} tokens agree)"
+            agree = (
+                ""
+                if position == 0
+                else " (the first token agrees)"
+                if position == 1
+                else f" (the first {position} agree)"
+            )
+            return f"position {position} is {a}; expected {b}{agree}"
     return f"{len(got)} tokens; expected {len(expected)} (start plus one per step)"
 
 

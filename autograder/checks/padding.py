@@ -27,12 +27,33 @@ def packed_cases(garbage: bool) -> list[tuple[str, nn.Module, torch.Tensor, torc
     return cases
 
 
+TIME_MAJOR_ERRORS = ("exceeds dimension size", "len(lengths)", "Expected `len(lengths)`")
+
+
+def _encode(student, layer, embedded: torch.Tensor, lengths: torch.Tensor):
+    """Call encode_packed; a packing read time-major (P3) usually fails on the lengths."""
+    try:
+        return student.run("padding.encode_packed", layer, embedded, lengths).value
+    except Raised as error:
+        if error.error_type == "RuntimeError" and any(text in error.error_message for text in TIME_MAJOR_ERRORS):
+            fail(
+                with_diagnosis("P3", f"encode_packed raised {error.error_type}: {error.error_message.splitlines()[0]}")
+            )
+        raise
+
+
 def _compare_packed(student, which: str, garbage: bool) -> None:
     comparison = Comparison("encode_packed", time_axis={"output": 1})
     for _, layer, embedded, lengths, context in packed_cases(garbage):
         batch, length, _ = embedded.shape
-        got = student.run("padding.encode_packed", layer, embedded, lengths).value
+        got = _encode(student, layer, embedded, lengths)
         output, h_n = expect_pair(got, "encode_packed", ("output", "h_n"))
+        if type(output) is torch.Tensor and output.shape == (length, batch, layer.hidden_size) and batch != length:
+            fail(
+                with_diagnosis(
+                    "P3", f"output has shape {tuple(output.shape)}; expected {(batch, length, layer.hidden_size)}."
+                )
+            )
         output = expect_tensor(output, "output", (batch, length, layer.hidden_size))
         h_n = expect_tensor(h_n, "h_n", (batch, layer.hidden_size))
         with torch.no_grad():

@@ -1,5 +1,7 @@
 """Checks for TODO 1 (rnn_forward) and TODO 2 (lstm_step)."""
 
+import re
+
 import torch
 
 from autograder import variants
@@ -34,23 +36,31 @@ def _shape_mistake(error: Raised, batch: int, length: int, size: int, hidden: in
     message = error.error_message
     if error.error_type != "RuntimeError":
         return None
-    if "must match the size" in message and batch != length and {str(batch), str(length)} <= set(message.split()):
+    numbers = set(re.findall(r"\d+", message))
+    if "must match the size" in message and batch != length and {str(batch), str(length)} <= numbers:
         return "R4"
     if ("mat1 and mat2" in message or "size mismatch" in message) and size != hidden:
         return "R1"
     return None
 
 
-def _run_rnn(student, args: list, case: tuple) -> tuple[torch.Tensor, torch.Tensor]:
+def _call_rnn(student, args: list, case: tuple, **options):
+    """Call rnn_forward; name R1 or R4 when their shape error is what comes back."""
     batch, length, size, hidden, _ = case
     try:
-        got = student.run("recurrence.rnn_forward", *args).value
+        return student.run("recurrence.rnn_forward", *args, **options)
     except Raised as error:
         mistake = _shape_mistake(error, batch, length, size, hidden)
         if mistake is None:
             raise
         fail(with_diagnosis(mistake, f"rnn_forward raised {error.error_type}: {error.error_message.splitlines()[0]}"))
-    output, h_n = expect_pair(got, "rnn_forward", ("output", "h_n"))
+
+
+def _run_rnn(student, args: list, case: tuple) -> tuple[torch.Tensor, torch.Tensor]:
+    batch, length, _, hidden, _ = case
+    output, h_n = expect_pair(_call_rnn(student, args, case).value, "rnn_forward", ("output", "h_n"))
+    if type(output) is torch.Tensor and output.shape == (length, batch, hidden) and batch != length:
+        fail(with_diagnosis("R4", f"output has shape {tuple(output.shape)}; expected {(batch, length, hidden)}."))
     output = expect_tensor(output, "output", (batch, length, hidden))
     h_n = expect_tensor(h_n, "h_n", (1, batch, hidden))
     return output, h_n
@@ -105,14 +115,16 @@ def check_rnn_forward_gradients(student) -> None:
         args = rnn_inputs(*case, with_h0=True)
         batch, length, _, hidden, seed = case
         cotangents = [normal(batch, length, hidden, seed=seed + 7), normal(1, batch, hidden, seed=seed + 8)]
-        call = _grad_call(student, "recurrence.rnn_forward", args, list(range(6)), cotangents)
+        call = _grad_call(student, "recurrence.rnn_forward", args, list(range(6)), cotangents, case)
         expected = _reference_grads(reference.rnn_forward, args, range(6), cotangents)
         mistakes = _variant_grads(variants.RNN_FORWARD, args, range(6), cotangents)
         _compare_grads("rnn_forward", call.grads, expected, GRAD_NAMES, _context(case, True), mistakes)
 
 
-def _grad_call(student, target: str, args: list, wrt: list, cotangents: list):
+def _grad_call(student, target: str, args: list, wrt: list, cotangents: list, case: tuple | None = None):
     try:
+        if case is not None:
+            return _call_rnn(student, args, case, grad=(wrt, cotangents))
         return student.run(target, *args, grad=(wrt, cotangents))
     except Raised as error:
         if error.error_type == "ValueError" and "gradient" in error.error_message:
@@ -143,7 +155,8 @@ def _compare_grads(function: str, got: list, expected: list, names, context: str
     comparison = Comparison(function)
     for index, (name, g, e) in enumerate(zip(names, got, expected, strict=True)):
         if g is None:
-            fail(f"{function}: no gradient reaches {name}: is it used, and not detached?")
+            missing = f"{function}: no gradient reaches {name}: is it used, and not detached?"
+            fail(with_diagnosis("R3" if function == "rnn_forward" and name.startswith("bias") else None, missing))
         variants_of = {key: grads[index] for key, grads in mistakes.items()}
         comparison.add(f"{name}.grad", expect_tensor(g, f"{name}.grad", e.shape), e, context, variants_of)
     comparison.verdict()
@@ -152,7 +165,7 @@ def _compare_grads(function: str, got: list, expected: list, names, context: str
 def check_rnn_forward_writes_the_loop(student) -> None:
     """The loop is written by hand: nn.RNN and friends are not called."""
     args = rnn_inputs(*RNN_CASES[0])
-    call = student.run("recurrence.rnn_forward", *args)
+    call = _call_rnn(student, args, RNN_CASES[0])
     if call.layer_calls:
         fail(f"rnn_forward calls {', '.join(call.layer_calls)}: the exercise is to write the loop over time yourself.")
     check_rnn_forward_output(student)

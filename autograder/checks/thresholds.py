@@ -71,8 +71,9 @@ def _verdict(function: str, aspect: str, student) -> None:
     if reached < settings["threshold"]:
         shown = ", ".join(f"{value:.3f}" for value in accuracies)
         fail(
-            f"{settings['describe']}: your code reached a median accuracy of {reached:.3f} "
-            f"(seeds {shown}); it needs {settings['threshold']:.2f}. The lesson reached {settings['lesson']}.\n"
+            f"{settings['describe']}:\n"
+            f"  median accuracy {reached:.3f} (seeds: {shown}); it needs {settings['threshold']:.2f}.\n"
+            f"  The lesson's model reached {settings['lesson']}.\n"
             f"{_likely_cause(settings, reached)}"
         )
 
@@ -81,15 +82,15 @@ def _likely_cause(settings: dict[str, Any], reached: float) -> str:
     if settings["task"] == "pattern":
         if reached < 0.5:
             return (
-                "Near chance like this, the loss is usually not shifted (or shifted the wrong way): the model "
+                "Near chance like this, the loss is usually not shifted, or shifted the wrong way: the model\n"
                 "must read tokens[:, :-1] and be scored on tokens[:, 1:] (Day 6, 'The shift is the whole task')."
             )
         return "Check that every target position counts once and the logits are flattened to (N, vocab)."
     if reached < 0.6:
         return (
-            "Near 0.5 the head never sees the memory of the first digit: the state is usually taken from the "
-            "wrong place (output[-1] is the last row, output[:, 0] the first step; with padding, gather each "
-            "row at lengths - 1) (Day 3, Day 4)."
+            "Near 0.5 the head never sees the memory of the first digit: the state is taken from the wrong\n"
+            "place (output[-1] is the last row, output[:, 0] the first step; with padding, gather each row\n"
+            "at lengths - 1) (Day 3, Day 4)."
         )
     return "It learns something but not enough: check that padding steps never reach the pooled state (Day 4)."
 

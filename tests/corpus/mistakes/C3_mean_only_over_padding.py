@@ -1,0 +1,102 @@
+# module: classifier  function: SequenceClassifier  mistake: C3
+"""A sequence classifier: embedding -> recurrent layer -> pooled state -> 2 classes.
+
+It learns Day 1's "does the first digit appear again?" task, which needs memory:
+a bag of counts scores about 0.5, a trained LSTM about 0.99.
+"""
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+CELLS = {"rnn": nn.RNN, "gru": nn.GRU, "lstm": nn.LSTM}
+POOLINGS = ("last", "mean", "max")
+
+
+class SequenceClassifier(nn.Module):
+    """Embedding(vocab, embed) -> one-layer `cell` (batch_first) -> pooling -> Linear(hidden, 2).
+
+    `__init__` is given code; `forward` is the exercise.
+    """
+
+    def __init__(
+        self, vocab: int = 10, embed: int = 32, hidden: int = 64, cell: str = "lstm", pooling: str = "last"
+    ) -> None:
+        super().__init__()
+        if cell not in CELLS:
+            raise ValueError(f"cell must be one of {sorted(CELLS)}, got {cell!r}")
+        if pooling not in POOLINGS:
+            raise ValueError(f"pooling must be one of {POOLINGS}, got {pooling!r}")
+        self.embedding = nn.Embedding(vocab, embed)
+        self.rnn = CELLS[cell](embed, hidden, batch_first=True)
+        self.head = nn.Linear(hidden, 2)
+        self.pooling = pooling
+
+    def forward(self, tokens: torch.Tensor, lengths: torch.Tensor | None = None) -> torch.Tensor:
+        """Class scores for a batch of (possibly padded) token sequences.
+
+        Shapes:
+            tokens   (batch, max_length) int64, padded with 0 after each row's length
+            lengths  (batch,) int64, or None when every row is full length
+        Returns logits (batch, 2).
+
+        Pooling turns the states (batch, max_length, hidden) into (batch, hidden):
+            "last"  each row's state at its own last real step (index lengths - 1)
+            "mean"  the mean over each row's real steps
+            "max"   the element-wise maximum over each row's real steps
+
+        Lesson: Day 3, "Which state goes to the classifier"; Day 4 on padding.
+        Traps: the layer is batch_first, so time is axis 1: `output[-1]` is the last
+        *row*, not the last step; on a padded batch `output[:, -1]` and a plain mean
+        or max include the padding.
+        """
+        # TODO 9 · classifier forward: embed, run self.rnn, pool the states of the
+        # real steps as self.pooling says, and apply self.head.
+        out, _ = self.rnn(self.embedding(tokens))
+        batch, length, _ = out.shape
+        if lengths is None:
+            lengths = torch.full((batch,), length)
+        valid = torch.arange(length)[None, :] < lengths[:, None]
+        if self.pooling == "last":
+            pooled = out[torch.arange(batch), lengths - 1]
+        elif self.pooling == "mean":
+            pooled = out.mean(dim=1)
+        else:
+            # padded steps must never win the max
+            pooled = out.masked_fill(~valid[:, :, None], float("-inf")).max(dim=1).values
+        return self.head(pooled)
+
+
+def train_step(
+    model: nn.Module,
+    batch: tuple[torch.Tensor, torch.Tensor, torch.Tensor],
+    optimizer: torch.optim.Optimizer,
+    clip: float | None = 1.0,
+) -> float:
+    """One optimisation step of cross-entropy, with the gradient norm clipped.
+
+    `batch` is (tokens (B, L) int64, lengths (B,) int64, labels (B,) int64). The
+    step: zero the gradients, loss = cross_entropy(model(tokens, lengths), labels),
+    backward, clip the total gradient norm of model.parameters() to `clip` (skip
+    when clip is None), optimizer.step().
+
+    Returns the total L2 norm of the gradients the optimizer actually used, that
+    is after clipping, as a Python float.
+
+    Lesson: Day 5, "Exploding gradients, and the one-line fix".
+    Traps: clipping after optimizer.step() clips nothing; clip_grad_value_ clips
+    each entry, not the norm, and changes the direction; the norm to report is
+    the one measured after clipping.
+    """
+    # TODO 10 · training step with clipping: zero, forward, loss, backward, clip the
+    # norm, measure the norm actually used, step.
+    tokens, lengths, labels = batch
+    optimizer.zero_grad()
+    loss = F.cross_entropy(model(tokens, lengths), labels)
+    loss.backward()
+    if clip is not None:
+        nn.utils.clip_grad_norm_(model.parameters(), clip)
+    gradients = [p.grad for p in model.parameters() if p.grad is not None]
+    used = torch.linalg.vector_norm(torch.stack([torch.linalg.vector_norm(g) for g in gradients]))
+    optimizer.step()
+    return float(used)

@@ -1,0 +1,207 @@
+"""The submission corpus: students' mistakes are named, correct variants get full marks, feedback reads well.
+
+`mistakes/<ID>_<name>.py` is one exercise module written the way a student writes mistake <ID> of the
+catalogue (shared/misconceptions.md): only one function is wrong. `correct/<name>.py` is a module
+whose functions are all correct but written differently from the reference. The first line of each
+file says which module it replaces (and, for a mistake, which function holds it and which id it is).
+
+Each file is graded once per session, as the reference with that one module replaced and with
+`--only` the functions of that module; every test below reads the same results.
+"""
+
+import multiprocessing
+import re
+from collections.abc import Callable, Iterator
+from concurrent.futures import Future, ProcessPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+from support import build_submission, grade
+
+from autograder import stubs
+from autograder.catalogue import CATALOGUE
+from autograder.results import GradingResult, ItemResult
+
+CORPUS = Path(__file__).resolve().parent
+MISTAKE_HEADER = re.compile(r"# module: (\w+)  function: (\w+)  mistake: (\w+)")
+CORRECT_HEADER = re.compile(r"# module: (\w+)  functions: ([\w,]+)")
+NAMED = re.compile(r"\[([A-Z]\d)\]")  # a catalogue id leading a feedback
+
+# module -> the graded functions it holds ("SequenceClassifier.forward" is graded as "SequenceClassifier")
+MODULE_FUNCTIONS: dict[str, tuple[str, ...]] = {}
+for _todo in stubs.todos():
+    MODULE_FUNCTIONS.setdefault(_todo.module, ())
+    MODULE_FUNCTIONS[_todo.module] += (_todo.function.split(".")[0],)
+
+PARALLEL_GRADINGS = 2  # gradings at once; each is a grader process and its worker, mostly one busy at a time
+SLOW_MODULES = ("classifier",)  # its threshold items train the classifier 6 times: 15-25 s a grading
+SLOWEST_FIRST = ("classifier", "language_model", "padding", "baseline", "recurrence", "initialisation")
+MAX_LINES = 8
+MAX_LINE_LENGTH = 200  # a longer line is a tensor or a list printed whole
+NOISE = ("autograder/", "Traceback (most recent call last)", "AssertionError", "____", "def test_")
+SOLUTION_LINES = sorted(
+    {line.strip() for todo in stubs.todos() for line in todo.solution.splitlines() if len(line.strip()) > 25}
+)
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One corpus file and what its first line declares."""
+
+    path: Path
+    module: str
+    functions: tuple[str, ...]  # the functions its header names
+    mistake: str | None = None  # the catalogue id, for a file of mistakes/
+
+    @property
+    def name(self) -> str:
+        return self.path.stem
+
+    @property
+    def source(self) -> str:
+        return self.path.read_text(encoding="utf-8")
+
+    @property
+    def graded(self) -> tuple[str, ...]:
+        """What `--only` grades: every function of the module, the correct ones included."""
+        return MODULE_FUNCTIONS.get(self.module, ())
+
+
+def _entry(path: Path) -> Entry:
+    header = (path.read_text(encoding="utf-8").splitlines() or [""])[0]
+    if path.parent.name == "mistakes":
+        match = MISTAKE_HEADER.fullmatch(header)
+        if match is None:
+            raise ValueError(f"{path}: first line must be '# module: M  function: F  mistake: ID', got {header!r}")
+        return Entry(path, match[1], (match[2],), match[3])
+    match = CORRECT_HEADER.fullmatch(header)
+    if match is None:
+        raise ValueError(f"{path}: first line must be '# module: M  functions: f,g', got {header!r}")
+    return Entry(path, match[1], tuple(match[2].split(",")))
+
+
+MISTAKES = [_entry(path) for path in sorted((CORPUS / "mistakes").glob("*.py"))]
+CORRECT = [_entry(path) for path in sorted((CORPUS / "correct").glob("*.py"))]
+EVERYTHING = MISTAKES + CORRECT
+
+
+Grader = Callable[[Entry], GradingResult]
+
+
+def cases(entries: list[Entry]) -> list:
+    """One parameter per file, named by it; marked slow when grading it trains models for long."""
+    return [
+        pytest.param(entry, id=entry.name, marks=[pytest.mark.slow] if entry.module in SLOW_MODULES else [])
+        for entry in entries
+    ]
+
+
+@pytest.fixture(scope="session")
+def graded(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Grader]:
+    """The grading of a corpus file: the reference with that one module replaced, graded once per session.
+
+    Every file the session's selected tests need is submitted at the start to a small pool of processes
+    (each grading runs in its own process and starts its own worker), the slowest modules first; a test
+    waits only for its own file.
+    """
+    futures: dict[Path, Future[GradingResult]] = {}
+    context = multiprocessing.get_context("spawn")  # no fork of a process that already runs torch threads
+    with ProcessPoolExecutor(max_workers=PARALLEL_GRADINGS, mp_context=context) as pool:
+
+        def future(entry: Entry) -> Future[GradingResult]:
+            if entry.path not in futures:
+                folder = build_submission(tmp_path_factory.mktemp(entry.name), edits={entry.module: entry.source})
+                futures[entry.path] = pool.submit(grade, folder, list(entry.graded))
+            return futures[entry.path]
+
+        for entry in sorted(selected_entries(request.session), key=slowest_first):
+            future(entry)
+        yield lambda entry: future(entry).result()
+        for pending in futures.values():
+            pending.cancel()
+
+
+def slowest_first(entry: Entry) -> int:
+    return SLOWEST_FIRST.index(entry.module) if entry.module in SLOWEST_FIRST else len(SLOWEST_FIRST)
+
+
+def selected_entries(session: pytest.Session) -> list[Entry]:
+    """The corpus files that this session's selected tests grade."""
+    grading = [item for item in session.items if "graded" in getattr(item, "fixturenames", ())]
+    found = (item.callspec.params.get("entry") for item in grading if hasattr(item, "callspec"))
+    return list(dict.fromkeys(entry for entry in found if isinstance(entry, Entry)))
+
+
+def named(item: ItemResult) -> str | None:
+    """The catalogue id a failed item's feedback leads with, if any."""
+    match = NAMED.match(item.feedback)
+    return match[1] if match else None
+
+
+def shown(items: list[ItemResult]) -> str:
+    return "\n\n".join(f"{item.name} ({item.score:g}/{item.max_score:g}):\n{item.feedback}" for item in items)
+
+
+# -- the corpus itself ---------------------------------------------------------------------
+def test_every_catalogue_mistake_has_a_student_submission():
+    covered = {entry.mistake for entry in MISTAKES}
+    assert sorted(set(CATALOGUE) - covered) == []
+
+
+@pytest.mark.parametrize("entry", EVERYTHING, ids=[entry.name for entry in EVERYTHING])
+def test_each_corpus_file_declares_a_real_module_and_mistake(entry):
+    assert entry.module in MODULE_FUNCTIONS, f"{entry.path.name}: no exercise module {entry.module!r}"
+    assert set(entry.functions) <= set(entry.graded), f"{entry.path.name}: {entry.functions} not in {entry.module}"
+    compile(entry.source, str(entry.path), "exec")
+    if entry.mistake is not None:
+        assert entry.mistake in CATALOGUE, f"{entry.path.name}: {entry.mistake} is not a catalogue id"
+        assert CATALOGUE[entry.mistake].function == entry.functions[0]
+        assert entry.name.startswith(f"{entry.mistake}_")
+
+
+# -- grading the corpus ----------------------------------------------------------------------
+@pytest.mark.parametrize("entry", cases(MISTAKES))
+def test_it_names_the_mistake_in_a_student_submission(entry, graded):
+    result = graded(entry)
+    (function,) = entry.functions
+    failed = [item for item in result.items if item.function == function and item.status != "passed"]
+    assert failed, f"{entry.path.name}: every item of {function} passed"
+    assert any(named(item) == entry.mistake for item in failed), (
+        f"no failed item of {function} names [{entry.mistake}]:\n\n{shown(failed)}"
+    )
+    misnamed = [item for item in failed if named(item) not in (None, entry.mistake)]
+    assert misnamed == [], f"an item names another mistake than [{entry.mistake}]:\n\n{shown(misnamed)}"
+    others = [item for item in result.items if item.function != function and item.score < item.max_score]
+    assert others == [], f"the correct functions of {entry.module} lost points:\n\n{shown(others)}"
+
+
+@pytest.mark.parametrize("entry", cases(CORRECT))
+def test_it_gives_full_marks_to_a_correct_variant(entry, graded):
+    result = graded(entry)
+    assert {item.function for item in result.items} == set(entry.graded)
+    lost = [item for item in result.items if item.score < item.max_score]
+    assert lost == [], f"a correct {entry.module}.py lost points:\n\n{shown(lost)}"
+
+
+@pytest.mark.parametrize("entry", cases(EVERYTHING))
+def test_its_feedback_reads_well(entry, graded):
+    problems = {}
+    for item in graded(entry).items:
+        if item.status != "passed":
+            found = feedback_problems(item.feedback)
+            if found:
+                problems[item.name] = f"{'; '.join(found)}:\n{item.feedback}"
+    assert problems == {}, "\n\n".join(f"{name}: {text}" for name, text in problems.items())
+
+
+def feedback_problems(feedback: str) -> list[str]:
+    """What keeps a failed item's feedback from reading well: length, noise, the reference's own code."""
+    lines = feedback.splitlines()
+    problems = [] if feedback.strip() else ["it is empty"]
+    if len(lines) > MAX_LINES:
+        problems.append(f"{len(lines)} lines, more than {MAX_LINES}")
+    problems += [f"it shows {noise!r}" for noise in NOISE if noise in feedback]
+    problems += [f"a line of {len(line)} characters" for line in lines if len(line) > MAX_LINE_LENGTH]
+    problems += [f"it shows the reference's line {line!r}" for line in SOLUTION_LINES if line in feedback]
+    return problems
