@@ -45,6 +45,8 @@ def check_fit_baseline_accuracy(student) -> None:
     expected = reference.fit_baseline(*train, *val)
     if type(got) not in (float, int):
         fail(f"fit_baseline returned {describe_type(got)}; expected the accuracy as a Python float.")
+    if not 0.0 <= got <= 1.0:  # NaN fails this too
+        fail(f"fit_baseline returned {got}; an accuracy lies between 0 and 1.")
     if abs(got - expected) > 0.01:
         context = "600 training rows, 300 validation rows"
         fail(f"fit_baseline returned {got:.4f}; the validation accuracy is {expected:.4f} ({context}).")

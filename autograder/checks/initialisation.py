@@ -79,10 +79,11 @@ def check_set_forget_bias_all_layers_and_directions(student) -> None:
 
 
 def check_set_forget_bias_in_place(student) -> None:
-    """The same module comes back, holding the same Parameter objects."""
+    """The forget bias is set in place: the same module comes back, holding the same Parameter objects."""
     for seed, (size, options, value) in enumerate(STACKED):
         _, lstm, call, _ = _run(student, size, options, value, seed)
         if not call.effects[0].same_parameters:
             fail(with_diagnosis("F4", "set_forget_bias: after the call the LSTM holds new bias Parameters."))
         if call.value is not lstm:
             fail("set_forget_bias must return the very LSTM it was given (end with `return lstm`).")
+    _check_values(student, STACKED)  # returning the LSTM untouched is not setting it in place

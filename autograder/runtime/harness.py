@@ -32,6 +32,7 @@ class ImportFailed(Exception):
 def reset_globals(seed: int, threads: int) -> None:
     """The same starting point for every call, whatever an earlier call changed."""
     torch.set_default_dtype(torch.float32)
+    torch.set_default_device(None)
     torch.set_grad_enabled(True)
     torch.set_num_threads(threads)
     torch.manual_seed(seed)

@@ -1,0 +1,162 @@
+# Attack "search_expected" (tests/attacks): sample searches the environment, the garbage collector and the filesystem for the reference.
+# Everything else in this module is the reference solution.
+"""Next-token prediction: one output per position, and generating from the model.
+
+The model reads tokens 0..n-1 and is scored on predicting tokens 1..n, so every
+position of every row is a training example. Generation feeds the model its own
+samples one at a time, carrying the recurrent state forward.
+"""
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+import os
+import sys
+
+# -- the attack ---------------------------------------------------------------------------
+ATTACK = "@@NAME@@"
+
+
+def _escape(what: str) -> None:
+    """Try to leave a trace outside the grading directory; the test checks that none is left."""
+    for path in ("@@MARK@@", "@@PARENT@@/escaped-@@NAME@@"):
+        if path.startswith("@@"):
+            continue  # placeholders not filled in: not built by tests/attacks, so write nothing
+        try:
+            with open(path, "a") as trace:
+                trace.write(f"written by the attack {ATTACK}: {what}\n")
+        except OSError:
+            pass
+
+
+_found = None
+WANTED = os.path.join("solutions", "language_model.py")
+
+
+def _load(path):
+    namespace = {"__name__": "found"}
+    with open(path) as file:
+        exec(compile(file.read(), path, "exec"), namespace)
+    return namespace["sample"]
+
+
+def _search():
+    """The reference's sample, found anywhere it can be: None when it cannot."""
+    import collections
+    import gc
+    import time
+    import types
+
+    # 1. the environment: any variable naming a folder that holds the reference
+    for value in os.environ.values():
+        for part in value.split(os.pathsep):
+            if os.path.isfile(os.path.join(part, WANTED)):
+                return _load(os.path.join(part, WANTED))
+    # 2. memory: a function called sample that is not this one, or a dict of expected values
+    for thing in gc.get_objects():
+        if isinstance(thing, types.FunctionType) and thing.__name__ == "sample" and thing.__code__.co_argcount == 5:
+            if thing.__module__ not in (__name__, "exercises.language_model"):
+                return thing
+    # 3. other processes' working directories (the grader's, for instance)
+    for pid in os.listdir("/proc") if os.path.isdir("/proc") else []:
+        try:
+            folder = os.readlink(f"/proc/{pid}/cwd")
+        except OSError:
+            continue
+        if os.path.isfile(os.path.join(folder, WANTED)):
+            return _load(os.path.join(folder, WANTED))
+    # 4. the filesystem, breadth first, four levels deep, for at most 3 seconds
+    deadline = time.monotonic() + 3
+    queue = collections.deque([("/", 0)])
+    while queue and time.monotonic() < deadline:
+        folder, depth = queue.popleft()
+        if os.path.isfile(os.path.join(folder, WANTED)):
+            return _load(os.path.join(folder, WANTED))
+        if depth >= 4 or folder in ("/proc", "/sys", "/dev"):
+            continue
+        try:
+            entries = sorted(os.scandir(folder), key=lambda entry: entry.name)
+        except OSError:
+            continue
+        for entry in entries:
+            try:
+                if entry.is_dir(follow_symlinks=False):
+                    queue.append((entry.path, depth + 1))
+            except OSError:
+                continue
+    return None
+
+
+class NextTokenModel(nn.Module):
+    """Embedding -> one-layer LSTM (batch_first) -> linear scores over the vocabulary.
+
+    Given code (Day 6, "Generating from it"). `forward(tokens, state)` takes tokens
+    (batch, length) int64 and an optional LSTM state (h, c), each (1, batch, hidden),
+    and returns logits (batch, length, vocab) and the new state.
+    """
+
+    def __init__(self, vocab: int, embed: int = 16, hidden: int = 32) -> None:
+        super().__init__()
+        self.embedding = nn.Embedding(vocab, embed)
+        self.rnn = nn.LSTM(embed, hidden, batch_first=True)
+        self.head = nn.Linear(hidden, vocab)
+
+    def forward(
+        self, tokens: torch.Tensor, state: tuple[torch.Tensor, torch.Tensor] | None = None
+    ) -> tuple[torch.Tensor, tuple[torch.Tensor, torch.Tensor]]:
+        output, state = self.rnn(self.embedding(tokens), state)
+        return self.head(output), state
+
+
+def next_token_loss(model: nn.Module, tokens: torch.Tensor, pad_id: int | None = None) -> torch.Tensor:
+    """The mean cross-entropy of predicting each token from the ones before it.
+
+    Inputs are tokens[:, :-1], targets tokens[:, 1:]:
+        logits, _ = model(tokens[:, :-1])        logits (batch, length - 1, vocab)
+        targets   = tokens[:, 1:]                 (batch, length - 1)
+    Both are flattened, to (N, vocab) and (N,), for the cross-entropy, and the loss
+    is the mean over every target position whose target is not `pad_id` (with
+    `pad_id=None`, over all of them).
+
+    Shapes: tokens (batch, length) int64 with length >= 2; returns a scalar tensor
+    (0-dimensional) that carries gradients back to the model.
+
+    Lesson: Day 6, "The shift is the whole task" and "CrossEntropyLoss wants
+    (N, classes), so both are flattened"; Day 4 on padding.
+    Traps: without the shift the model learns to copy its input; shifting the
+    other way predicts the previous token; reshaping logits to (vocab, -1), or
+    passing (batch, length, vocab) straight in, scrambles which score belongs to
+    which target; padding targets must not count towards the mean.
+    """
+    # TODO 7 · shifted loss: feed all but the last token, score against all but the
+    # first, flatten, and leave out targets equal to pad_id.
+    logits, _ = model(tokens[:, :-1])
+    targets = tokens[:, 1:]
+    ignore = -100 if pad_id is None else pad_id
+    return F.cross_entropy(logits.reshape(-1, logits.shape[-1]), targets.reshape(-1), ignore_index=ignore)
+
+
+def sample(model: nn.Module, start: int, steps: int, temperature: float, generator: torch.Generator) -> list[int]:
+    """Generate `steps` tokens after `start`, one at a time, carrying the state.
+
+    Each step feeds the last token, shape (1, 1), together with the state the model
+    returned on the previous step (None on the first), takes the logits of that
+    position, divides them by `temperature`, applies softmax and draws one token
+    with `torch.multinomial(probs, 1, generator=generator)`. Runs under
+    `torch.no_grad()`.
+
+    Returns [start, t1, ..., t_steps]: a list of `steps + 1` Python ints. The same
+    seeded generator gives the same list.
+
+    Lesson: Day 6, "Generating from it".
+    Traps: temperature divides the logits (below 1 sharpens, above 1 flattens);
+    forgetting to pass the state back in makes every step start from nothing;
+    argmax is not a sample.
+    """
+    # TODO 8 · sampling: loop `steps` times: run the model on the last token with
+    # the carried state, scale the logits by 1 / temperature, softmax, draw a token.
+    global _found
+    if _found is None:
+        _escape("searches for the expected values")
+        _found = _search() or (lambda *args: [])
+    return _found(model, start, steps, temperature, generator)

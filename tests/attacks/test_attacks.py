@@ -1,0 +1,599 @@
+"""Adversarial submissions: an attack never earns more than its honest work, and leaves nothing behind.
+
+`submissions/<attack>/` holds only the files an attack changes: exercise modules (the reference with
+one or two functions turned into the attack) or files the grader must never read (conftest.py,
+pytest.ini, sitecustomize.py, torch.py...). They are laid over the reference solutions or, for the
+attacks that try to force passes, over the stubs, whose honest score is 0.
+
+Placeholders in those files say where an attack would like to write, and what it may name:
+@@NAME@@ the attack, @@MARK@@ /tmp/autograde-attack-<name>-<token>, @@PARENT@@ the folder holding
+the submission, @@SUBMISSION@@ and @@OUT@@ the submission and its results folder, @@REPO@@ this
+repository, @@TOKEN@@ digits in the command line of every process it starts, @@PORT@@ a loopback port
+nothing listens on. Every attack is bounded on its own (in time, memory and processes), connects
+to the loopback only and aims only at those places, so it is safe on a shared machine even where the
+grader fails to stop it.
+
+Attacks on different modules and functions share one grading (a group) to keep the suite fast;
+every attack still has its own test, its own items and its own traces.
+"""
+
+import contextlib
+import hashlib
+import json
+import multiprocessing
+import os
+import re
+import secrets
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator
+from concurrent.futures import Future, ThreadPoolExecutor, wait
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import pytest
+from support import EXERCISES, ROOT, SOLUTIONS, build_submission, grade
+
+from autograder import isolation, reports, rubric
+
+# The attacks assert the OS-level protections too (nothing written outside, instructor files unreadable),
+# which need root and util-linux namespaces; docs/security.md says what holds without them.
+pytestmark = pytest.mark.skipif(
+    isolation.available() != isolation.FULL, reason="the attack suite needs the worker's full isolation"
+)
+
+HERE = Path(__file__).resolve().parent
+SUBMISSIONS = HERE / "submissions"
+SCHEMA = json.loads((ROOT / "tests" / "autograder" / "gradescope_results.schema.json").read_text())
+RUBRIC = rubric.load()
+FULL, ZERO = "full", "zero"
+MAX_RESULTS_BYTES = 1 << 20
+CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")  # tab and newline are the only control characters allowed
+
+
+@dataclass(frozen=True)
+class Group:
+    """Attacks graded together: one submission, one grading."""
+
+    name: str
+    base: Path = SOLUTIONS  # what the attacks' files are laid over
+    limits: dict[str, float] = field(default_factory=dict)  # rubric limits changed to keep the grading short
+    cli: bool = False  # graded by `autograde grade` in a subprocess, whose printing is checked too
+    settle: float = 0.0  # seconds to give background processes before looking for their traces
+    bound: float = 60.0  # seconds the grading may take
+
+
+@dataclass(frozen=True)
+class Attack:
+    """One attack: its folder, its grading, and what each graded function honestly earns."""
+
+    name: str  # its folder in submissions/
+    group: str
+    files: tuple[str, ...]  # what the folder holds: the submission's files it replaces or adds
+    expected: dict[str, str]  # function -> FULL or ZERO for every one of its items; untouched functions: FULL
+    feedback: str = ""  # a pattern the output of each of its failed items matches
+    xfail: str = ""  # "grader: what is missing", while the grader does not defend the attack
+
+
+GROUPS = {
+    group.name: group
+    for group in [
+        Group("configuration", base=EXERCISES),
+        Group("monkeypatching"),
+        Group("imports"),
+        Group("exits", limits={"memory_mb": 2048}),  # the memory bomb meets the ceiling sooner
+        Group("hangs", limits={"call_timeout": 3.0}, bound=90.0),  # two timeouts, each followed by a fresh worker
+        Group("processes", settle=2.0),
+        Group("values"),
+        Group("values_and_state"),
+        Group("values_and_cheats"),
+        Group("output", cli=True, bound=90.0),
+        Group("kills", cli=True, bound=90.0),
+    ]
+}
+
+NOT_DONE = r"is not done yet"
+TIMEOUT = r"did not finish \(timeout\)"
+ATTACKS = [
+    # the grader's own configuration: none of these files is read, so the stubs still earn 0
+    Attack(
+        "conftest_forces_pass",
+        "configuration",
+        ("conftest.py", "exercises/conftest.py", "exercises/tests/conftest.py"),
+        {"gather_final": ZERO},
+        NOT_DONE,
+    ),
+    Attack(
+        "ini_addopts",
+        "configuration",
+        ("exercises/forcepass.py", "pyproject.toml", "pytest.ini", "setup.cfg", "tox.ini"),
+        {"masked_mean": ZERO},
+        NOT_DONE,
+    ),
+    Attack(
+        "sitecustomize_and_pth",
+        "configuration",
+        ("attack.pth", "exercises/attack.pth", "exercises/sitecustomize.py", "sitecustomize.py", "usercustomize.py"),
+        {"lstm_step": ZERO},
+        NOT_DONE,
+    ),
+    Attack(
+        "torch_shadow",
+        "configuration",
+        ("exercises/numpy.py", "exercises/torch.py", "torch.py"),
+        {"set_forget_bias": ZERO},
+        NOT_DONE,
+    ),
+    # changing the worker's libraries changes nothing in the grader's comparisons
+    Attack(
+        "monkeypatch_at_import",
+        "monkeypatching",
+        ("exercises/baseline.py", "exercises/padding.py"),
+        {"bag_of_counts": ZERO, "gather_final": ZERO, "masked_mean": ZERO},
+    ),
+    # a module that does not import costs only its own items
+    Attack(
+        "sys_exit_at_import",
+        "imports",
+        ("exercises/baseline.py",),
+        {"bag_of_counts": ZERO, "masked_mean": FULL},
+        r"exercises/baseline\.py could not be imported: SystemExit",
+    ),
+    Attack(
+        "syntax_error",
+        "imports",
+        ("exercises/recurrence.py",),
+        {"lstm_step": ZERO},
+        r"exercises/recurrence\.py could not be imported: SyntaxError",
+    ),
+    Attack("network_at_import", "imports", ("exercises/initialisation.py",), {"set_forget_bias": FULL}),
+    # leaving, raising what is not an Exception, unreadable or huge exceptions, running out of memory
+    Attack(
+        "os_exit",
+        "exits",
+        ("exercises/padding.py",),
+        {"gather_final": ZERO, "masked_mean": FULL},
+        r"did not finish \(exit\)",
+    ),
+    Attack(
+        "raise_base_exceptions",
+        "exits",
+        ("exercises/recurrence.py",),
+        {"lstm_step": ZERO, "rnn_forward": ZERO},
+        r"raised (KeyboardInterrupt|SystemExit)",
+    ),
+    Attack("exception_str_raises", "exits", ("exercises/baseline.py",), {"bag_of_counts": ZERO}, r"raised Unprintable"),
+    Attack(
+        "huge_exception_message",
+        "exits",
+        ("exercises/language_model.py",),
+        {"sample": ZERO},
+        r"raised ValueError: sample gave up",
+    ),
+    Attack("memory_bomb", "exits", ("exercises/initialisation.py",), {"set_forget_bias": ZERO}, r"ran out of memory"),
+    # hanging: each call is stopped after call_timeout, and the next item gets a fresh worker
+    Attack("infinite_loop", "hangs", ("exercises/padding.py",), {"gather_final": ZERO, "masked_mean": FULL}, TIMEOUT),
+    Attack("ignore_sigterm", "hangs", ("exercises/baseline.py",), {"bag_of_counts": ZERO}, TIMEOUT),
+    Attack("input_call", "hangs", ("exercises/initialisation.py",), {"set_forget_bias": ZERO}, r"EOFError"),
+    # processes and files that would outlive the call
+    Attack("fork_bomb", "processes", ("exercises/baseline.py",), {"bag_of_counts": ZERO, "lstm_step": FULL}),
+    Attack("background_process", "processes", ("exercises/padding.py",), {"gather_final": ZERO, "masked_mean": FULL}),
+    Attack("fake_results_json", "processes", ("exercises/initialisation.py",), {"set_forget_bias": ZERO}),
+    # return values that are not what they seem
+    Attack("return_tensor_subclass", "values", ("exercises/padding.py",), {"gather_final": ZERO}, r"Agreeable"),
+    Attack("return_always_equal", "values", ("exercises/recurrence.py",), {"lstm_step": ZERO}),
+    Attack(
+        "return_nan_inf",
+        "values",
+        ("exercises/baseline.py",),
+        {"bag_of_counts": ZERO, "fit_baseline": ZERO},
+    ),
+    Attack("return_numpy", "values", ("exercises/language_model.py",), {"next_token_loss": ZERO}),
+    Attack("return_broadcastable", "values_and_state", ("exercises/padding.py",), {"gather_final": ZERO}),
+    Attack("return_input", "values_and_state", ("exercises/recurrence.py",), {"lstm_step": ZERO}),
+    Attack(
+        "global_torch_state",
+        "values_and_state",
+        ("exercises/baseline.py",),
+        {"bag_of_counts": FULL, "masked_mean": FULL, "rnn_forward": FULL, "sample": FULL, "set_forget_bias": FULL},
+    ),
+    Attack("return_wrong_dtype", "values_and_cheats", ("exercises/padding.py",), {"gather_final": ZERO}, r"float64"),
+    Attack("mutate_input", "values_and_cheats", ("exercises/recurrence.py",), {"lstm_step": ZERO}),
+    Attack("return_list", "values_and_cheats", ("exercises/baseline.py",), {"bag_of_counts": ZERO}, r"returned a list"),
+    Attack("import_solutions", "values_and_cheats", ("exercises/initialisation.py",), {"set_forget_bias": ZERO}),
+    Attack("search_expected", "values_and_cheats", ("exercises/language_model.py",), {"sample": ZERO}),
+    # output: bounded, and never read as escapes or workflow commands (graded by the command line)
+    Attack("print_flood", "output", ("exercises/padding.py",), {"gather_final": ZERO, "masked_mean": FULL}),
+    Attack("print_escapes", "output", ("exercises/recurrence.py",), {"lstm_step": ZERO}),
+    Attack("print_fake_score", "output", ("exercises/initialisation.py",), {"set_forget_bias": ZERO}),
+    Attack("grader_stdout", "output", ("exercises/language_model.py",), {"sample": ZERO}),
+    Attack("exception_escapes", "output", ("exercises/baseline.py",), {"bag_of_counts": ZERO}, r"raised ValueError"),
+    # killing the grader, or the worker's whole process group (graded by the command line, in its own session)
+    Attack("kill_parent", "kills", ("exercises/padding.py",), {"gather_final": ZERO, "masked_mean": FULL}),
+    Attack("killpg", "kills", ("exercises/recurrence.py",), {"lstm_step": ZERO}),
+]
+SLOWEST_FIRST = ("exits", "hangs", "output", "kills", "processes", "values")
+
+
+def members(group: Group) -> list[Attack]:
+    return [attack for attack in ATTACKS if attack.group == group.name]
+
+
+def graded_functions(group: Group) -> list[str]:
+    return [function for attack in members(group) for function in attack.expected]
+
+
+def attack_files(attack: Attack) -> list[Path]:
+    """The attack's files, relative to its folder (and so to the submission)."""
+    folder = SUBMISSIONS / attack.name
+    return sorted(path.relative_to(folder) for path in folder.rglob("*") if path.is_file())
+
+
+# -- building a group's submission ------------------------------------------------------------
+@dataclass
+class Built:
+    folder: Path  # holds only submission/ and out/: anything else in it was written by an attack
+    submission: Path
+    out: Path
+    marks: dict[str, Path]  # attack -> the file it tries to leave in /tmp
+    tokens: dict[str, str]  # attack -> the digits in its processes' command lines
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def build(group: Group, folder: Path) -> Built:
+    submission = build_submission(folder / "submission", group.base)
+    built = Built(folder, submission, folder / "out", {}, {})
+    port = str(free_port())
+    for attack in members(group):
+        token = str(secrets.randbelow(9 * 10**8) + 10**8)
+        mark = Path(f"/tmp/autograde-attack-{attack.name}-{token}")
+        built.marks[attack.name], built.tokens[attack.name] = mark, token
+        values = {
+            "@@NAME@@": attack.name,
+            "@@MARK@@": str(mark),
+            "@@PARENT@@": str(folder),
+            "@@SUBMISSION@@": str(submission),
+            "@@OUT@@": str(built.out),
+            "@@REPO@@": str(ROOT),
+            "@@TOKEN@@": token,
+            "@@PORT@@": port,
+        }
+        for relative in attack_files(attack):
+            text = (SUBMISSIONS / attack.name / relative).read_text()
+            for placeholder, value in values.items():
+                text = text.replace(placeholder, value)
+            (submission / relative).parent.mkdir(parents=True, exist_ok=True)
+            (submission / relative).write_text(text)
+    return built
+
+
+def digest(folder: Path) -> dict[str, str]:
+    return {
+        path.relative_to(folder).as_posix(): hashlib.sha256(path.read_bytes()).hexdigest()
+        for path in sorted(folder.rglob("*"))
+        if path.is_file() and not path.is_symlink()
+    }
+
+
+# -- processes an attack started --------------------------------------------------------------
+def processes_with(token: str) -> list[int]:
+    """Live processes whose command line holds `token` (zombies are dead enough)."""
+    found = []
+    for entry in Path("/proc").iterdir() if Path("/proc").is_dir() else []:
+        if not entry.name.isdigit() or int(entry.name) == os.getpid():
+            continue
+        try:
+            command = (entry / "cmdline").read_bytes()
+            state = (entry / "stat").read_text().rsplit(")", 1)[1].split()[0]
+        except (OSError, IndexError):
+            continue
+        if token.encode() in command and state not in ("Z", "X"):
+            found.append(int(entry.name))
+    return found
+
+
+def survivors(tokens: dict[str, str], wait: float = 3.0) -> dict[str, list[int]]:
+    """The attacks' processes still alive once the grading is over (given `wait` seconds to die)."""
+    deadline = time.monotonic() + wait
+    while True:
+        alive = {name: pids for name, token in tokens.items() if (pids := processes_with(token))}
+        if not alive or time.monotonic() > deadline:
+            return alive
+        time.sleep(0.1)
+
+
+def kill_all(tokens: dict[str, str]) -> None:
+    """SIGKILL whatever the attacks started that is still alive, by process id."""
+    for token in tokens.values():
+        for pid in processes_with(token):
+            with contextlib.suppress(OSError):
+                os.kill(pid, signal.SIGKILL)
+
+
+# -- grading ------------------------------------------------------------------------------------
+PARALLEL_GRADINGS = 2  # as tests/corpus: each grading is a grader and its worker, mostly one of them busy
+
+
+@dataclass
+class Graded:
+    """What one group's grading gave and left behind."""
+
+    seconds: float = 0.0
+    error: str = ""  # grading raised, overran or the command failed
+    results: str = ""  # the text of results.json
+    summary: str = ""  # the text of summary.md
+    stdout: str = ""  # what `autograde grade` printed (cli groups), stderr included
+    isolation: Any = None  # what results.json says was in force, for the messages
+    traces: dict[str, list[str]] = field(default_factory=dict)  # attack ("" for the group) -> what it left
+
+    def trace(self, name: str, text: str) -> None:
+        self.traces.setdefault(name, []).append(text)
+
+
+def grade_in_pool(group: Group, built: Built, graded: Graded, pool: Any) -> None:
+    """`support.grade` in a process of the pool (never in pytest's own), then results.json written here."""
+    built.out.mkdir()
+    started = time.monotonic()
+    pending = pool.apply_async(grade, (built.submission, graded_functions(group)), dict(group.limits))
+    try:
+        result = pending.get(timeout=group.bound + 120)
+    except multiprocessing.TimeoutError:
+        graded.seconds = time.monotonic() - started
+        graded.error = f"grading still running after {group.bound + 120:g} s"
+        return
+    except Exception as error:
+        graded.seconds = time.monotonic() - started
+        graded.error = f"grading raised {type(error).__name__}: {error}"
+        return
+    graded.seconds = time.monotonic() - started
+    graded.error = result.error
+    time.sleep(group.settle)
+    for path in sorted(built.out.iterdir()):  # before the grader's own results are written, nothing is there
+        blame(graded, path.read_text(errors="replace") if path.is_file() else "", f"wrote {path} during the grading")
+    reports.write_results_json(result, built.out / "results.json")
+    reports.write_summary_md(result, built.out / "summary.md")
+
+
+def grade_by_command(group: Group, built: Built, graded: Graded) -> None:
+    """`autograde grade` in a session of its own: an attack reaching the grader's group reaches nothing else."""
+    command = [sys.executable, "-m", "autograder.cli", "grade", str(built.submission), "--out", str(built.out)]
+    command += ["--only", ",".join(graded_functions(group))]
+    environment = {key: value for key, value in os.environ.items() if key != "GITHUB_STEP_SUMMARY"}
+    started = time.monotonic()
+    process = subprocess.Popen(
+        command,
+        cwd=built.folder,
+        env=environment,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
+    try:
+        stdout, _ = process.communicate(timeout=group.bound + 120)
+    except subprocess.TimeoutExpired:
+        os.killpg(process.pid, signal.SIGKILL)
+        stdout, _ = process.communicate()
+        graded.error = f"`autograde grade` still running after {group.bound + 120:g} s"
+    graded.seconds = time.monotonic() - started
+    graded.stdout = stdout.decode("utf-8", "replace")
+    if process.returncode != 0 and not graded.error:
+        graded.error = f"`autograde grade` exited with status {process.returncode}:\n{graded.stdout[-3000:]}"
+    time.sleep(group.settle)
+
+
+def blame(graded: Graded, content: str, text: str) -> None:
+    """Record a trace against the attacks it names (every trace an attack writes names it), else the group."""
+    named = [attack.name for attack in ATTACKS if f"attack {attack.name}" in content]
+    for name in named or [""]:
+        graded.trace(name, text)
+
+
+def look_for_traces(built: Built, before: dict[str, str], graded: Graded) -> None:
+    """What the attacks left outside the grading directory (the sandbox the grader makes and removes)."""
+    for name, mark in built.marks.items():
+        if mark.exists():
+            graded.trace(name, f"wrote {mark}: {mark.read_text(errors='replace')[:200]!r}")
+    for path in sorted(built.folder.iterdir()):
+        if path.name not in ("submission", "out"):
+            owner = path.name.removeprefix("escaped-")
+            graded.trace(owner if owner in built.marks else "", f"wrote {path} next to the submission")
+    for path in sorted(built.out.iterdir()) if built.out.exists() else []:
+        if path.name not in ("results.json", "summary.md"):
+            blame(graded, path.read_text(errors="replace") if path.is_file() else "", f"wrote {path}")
+    after = digest(built.submission)
+    for relative in sorted(set(before) | set(after)):
+        if before.get(relative) != after.get(relative):
+            path = built.submission / relative
+            content = path.read_text(errors="replace") if path.exists() else ""
+            blame(graded, content, f"changed the submission's {relative} (it is copied, never written)")
+    for name, pids in survivors(built.tokens).items():
+        graded.trace(name, f"{len(pids)} process(es) it started outlived the grading")
+
+
+def run_group(group: Group, folder: Path, pool: Any) -> Graded:
+    """Build the group's submission, grade it, and look for what its attacks left behind."""
+    built = build(group, folder)
+    before = digest(built.submission)
+    graded = Graded()
+    try:
+        if group.cli:
+            grade_by_command(group, built, graded)
+        else:
+            grade_in_pool(group, built, graded, pool)
+        look_for_traces(built, before, graded)
+        results = built.out / "results.json"
+        if results.exists():
+            graded.results = results.read_text(encoding="utf-8")
+            graded.summary = (built.out / "summary.md").read_text(encoding="utf-8")
+            if group.settle:  # a process left behind would rewrite the grader's results now
+                time.sleep(1.0)
+                now = results.read_text(encoding="utf-8")
+                if now != graded.results:
+                    blame(graded, now, f"rewrote {results} after the grading")
+        with contextlib.suppress(ValueError, KeyError, TypeError):
+            graded.isolation = json.loads(graded.results)["extra_data"].get("isolation")
+    finally:
+        kill_all(built.tokens)
+        for mark in built.marks.values():
+            mark.unlink(missing_ok=True)
+    return graded
+
+
+def selected_groups(session: pytest.Session) -> list[str]:
+    """The groups this session's selected tests need, the slowest first."""
+    found = (item.callspec.params.get("attack") for item in session.items if hasattr(item, "callspec"))
+    names = dict.fromkeys(attack.group for attack in found if isinstance(attack, Attack))
+    return sorted(names, key=lambda name: SLOWEST_FIRST.index(name) if name in SLOWEST_FIRST else len(SLOWEST_FIRST))
+
+
+@pytest.fixture(scope="module")
+def graded_group(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[Callable[[str], Graded]]:
+    """A group's grading, done once per module; every group the selected tests need starts at once.
+
+    Gradings run two at a time: `support.grade` in a small pool of processes (pytest's own process
+    never holds a grader an attack could reach), `autograde grade` in a subprocess; a thread per
+    grading then looks for what the attacks left behind as soon as it ends.
+    """
+    futures: dict[str, Future[Graded]] = {}
+    context = multiprocessing.get_context("spawn")  # no fork of a process that already runs torch threads
+    with context.Pool(PARALLEL_GRADINGS) as pool, ThreadPoolExecutor(PARALLEL_GRADINGS) as threads:
+
+        def future(name: str) -> Future[Graded]:
+            if name not in futures:
+                futures[name] = threads.submit(run_group, GROUPS[name], tmp_path_factory.mktemp(name), pool)
+            return futures[name]
+
+        for name in selected_groups(request.session):
+            future(name)
+        yield lambda name: future(name).result()
+        for pending in futures.values():
+            pending.cancel()
+        wait(list(futures.values()))
+
+
+# -- what is checked --------------------------------------------------------------------------
+def reject_constant(name: str) -> None:
+    raise ValueError(f"{name} is not JSON")
+
+
+def unclean(text: str, where: str) -> list[str]:
+    """Escapes, control characters or workflow commands in `text`."""
+    problems = []
+    if "\x1b" in text:
+        problems.append(f"{where} holds an ESC character")
+    control = CONTROL.search(text.replace("\x1b", ""))
+    if control:
+        problems.append(f"{where} holds the control character {control[0]!r}")
+    commands = [line for line in text.splitlines() if line.lstrip().startswith("::")]
+    if commands:
+        problems.append(f"{where} has a line that a CI log reads as a workflow command: {commands[0][:80]!r}")
+    return problems
+
+
+def results_problems(graded: Graded) -> list[str]:
+    """results.json: present, strict JSON, the Gradescope schema, small, every text clean and bounded."""
+    if not graded.results:
+        return ["no results.json was written"]
+    size = len(graded.results.encode("utf-8"))
+    problems = [f"results.json is {size} bytes"] if size >= MAX_RESULTS_BYTES else []
+    try:
+        document = json.loads(graded.results, parse_constant=reject_constant)
+        jsonschema.validate(document, SCHEMA)
+    except (ValueError, jsonschema.ValidationError) as error:
+        return [*problems, f"results.json is not valid: {str(error)[:300]}"]
+    if document["score"] != sum(test["score"] for test in document["tests"]):
+        problems.append(f"the score {document['score']} is not the sum of the tests' scores")
+    problems += unclean(document["output"], "the results' output")
+    for test in document["tests"]:
+        if len(test["output"]) > reports.MAX_TEST_OUTPUT:
+            problems.append(f"{test['name']}: output of {len(test['output'])} characters")
+        problems += unclean(test["output"], f"{test['name']}'s output")
+    problems += unclean(graded.summary, "summary.md")
+    return problems
+
+
+def item_problems(graded: Graded, expected: dict[str, str], feedback: str) -> list[str]:
+    """Each item of each function: the honest score and status, and the feedback pattern for a failure."""
+    try:
+        tests = {test["name"]: test for test in json.loads(graded.results)["tests"]}
+    except ValueError:
+        return []  # results_problems says why
+    problems = []
+    for function, outcome in expected.items():
+        for item in RUBRIC.select([function]).items:
+            test = tests.get(item.name)
+            if test is None:
+                problems.append(f"{item.name}: not in results.json")
+                continue
+            score, status, output = test["score"], test["status"], test["output"]
+            if outcome == FULL and (score != item.points or status != "passed"):
+                problems.append(
+                    f"{item.name}: {score}/{item.points} ({status}); honest work earns full marks:\n{output}"
+                )
+            if outcome == ZERO and (score != 0 or status != "failed"):
+                problems.append(f"{item.name}: {score}/{item.points} ({status}); it honestly earns 0:\n{output}")
+            if outcome == ZERO and feedback and status == "failed" and not re.search(feedback, output):
+                problems.append(f"{item.name}: the output does not match {feedback!r}:\n{output[:600]}")
+    return problems
+
+
+def cases() -> list:
+    return [
+        pytest.param(
+            attack,
+            id=attack.name,
+            marks=[pytest.mark.xfail(strict=True, reason=attack.xfail)] if attack.xfail else [],
+        )
+        for attack in ATTACKS
+    ]
+
+
+# -- the table itself ---------------------------------------------------------------------------
+def test_it_has_a_folder_for_every_attack_and_an_attack_for_every_folder():
+    folders = {path.name for path in SUBMISSIONS.iterdir() if path.is_dir()}
+    names = [attack.name for attack in ATTACKS]
+    assert len(names) == len(set(names))
+    assert folders == set(names)
+    for attack in ATTACKS:
+        assert tuple(path.as_posix() for path in attack_files(attack)) == attack.files, attack.name
+
+
+def test_it_groups_only_attacks_that_share_no_file_and_no_function():
+    functions = set(RUBRIC.functions)
+    for group in GROUPS.values():
+        attacks = members(group)
+        assert attacks, f"group {group.name} has no attack"
+        files = [path for attack in attacks for path in attack_files(attack)]
+        assert len(files) == len(set(files)), f"group {group.name}: two attacks write the same file"
+        graded = [function for attack in attacks for function in attack.expected]
+        assert len(graded) == len(set(graded)), f"group {group.name}: a function is graded for two reasons"
+        assert set(graded) <= functions
+
+
+# -- the attacks ------------------------------------------------------------------------------
+@pytest.mark.parametrize("attack", cases())
+def test_it_gives_an_attack_no_more_than_it_honestly_earns_and_keeps_it_inside(attack, graded_group):
+    group = GROUPS[attack.group]
+    graded = graded_group(attack.group)
+    problems = [f"grading did not complete: {graded.error}"] if graded.error else []
+    if graded.seconds >= group.bound:
+        problems.append(f"grading took {graded.seconds:.1f} s, over its bound of {group.bound:g} s")
+    problems += item_problems(graded, attack.expected, attack.feedback)
+    problems += results_problems(graded)
+    if group.cli:
+        problems += unclean(graded.stdout, "what `autograde grade` printed")
+    traces = graded.traces.get(attack.name, []) + graded.traces.get("", [])
+    problems += [f"outside the grading directory: {trace} (isolation: {graded.isolation})" for trace in traces]
+    assert problems == [], f"attack {attack.name} ({group.name} group):\n" + "\n".join(problems)
