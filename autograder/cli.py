@@ -44,6 +44,11 @@ def build_parser() -> argparse.ArgumentParser:
     calibrate.add_argument("--seeds", type=int, help="seeds per run (default: each item's calibration_seeds)")
     calibrate.set_defaults(run=lambda args: commands.calibrate_command(args.seeds))
 
+    course = subcommands.add_parser("nbgrader", help="build the nbgrader course: config and source notebooks")
+    course.add_argument("course", type=Path, metavar="COURSE_DIR", help="the course directory (created if missing)")
+    course.add_argument("--assignment", default="week07", help="the assignment's name (default: week07)")
+    course.set_defaults(run=lambda args: commands.nbgrader_command(args.course, args.assignment))
+
     stubs = subcommands.add_parser("stubs", help="write exercises/ from the solution markers of solutions/")
     stubs.add_argument("--check", action="store_true", help="only report whether exercises/ is up to date")
     stubs.set_defaults(run=lambda args: commands.stubs_command(args.check))

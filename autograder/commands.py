@@ -87,15 +87,29 @@ def grade_all_command(submissions: Path, out: Path, jobs: int | None, force: boo
         print(f"grader error for {outcome.student}: {outcome.detail.splitlines()[0]}", file=sys.stderr)
     graded = sum(outcome.status == "graded" for outcome in outcomes)
     print(f"{graded} graded, {len(outcomes) - graded - len(failed)} skipped (unchanged), {len(failed)} grader error(s)")
-    return write_gradebook(out)
+    return write_gradebook(out, only)
 
 
-def write_gradebook(results: Path) -> int:
-    """The roster's gradebook (CSV and overview), when the gradebook command is available."""
+def write_gradebook(results: Path, only: list[str] | None = None) -> int:
+    """The roster's gradebook (CSV and overview), over the items that were graded."""
     from autograder import gradebook
 
-    entries = gradebook.write(results, results, rubric.load())
+    entries = gradebook.write(results, results, rubric.load().select(only))
     print(f"wrote {results / 'gradebook.csv'} and {results / 'overview.md'} ({len(entries)} students)")
+    return EXIT_OK
+
+
+def nbgrader_command(course: Path, assignment: str) -> int:
+    """Write the nbgrader course directory; print what comes next."""
+    try:
+        from autograder import notebooks
+    except ImportError as error:  # nbformat comes with nbgrader, in the dev extra
+        print(f"autograde: {error}; install nbgrader: python -m pip install -e '.[dev]'", file=sys.stderr)
+        return EXIT_ERROR
+    written = notebooks.build_course(course, assignment)
+    for path in written:
+        print(f"wrote {path}")
+    print(f"next: cd {course} && nbgrader generate_assignment {assignment} --force")
     return EXIT_OK
 
 
@@ -128,7 +142,7 @@ def release_command(target: Path, force: bool) -> int:
 def gradebook_command(results: Path, out: Path, roster: Path | None) -> int:
     """Merge every student's results.json under results into out/gradebook.csv and out/overview.md."""
     from autograder import gradebook
-    from autograder import roster as rosters
+    from autograder import roster_matrix as rosters
 
     if not results.is_dir():
         print(f"autograde: {results} is not a folder of gradings", file=sys.stderr)

@@ -3,7 +3,7 @@
 import ast
 
 import pytest
-from support import EXERCISES, SOLUTIONS
+from support import EXERCISES, SOLUTIONS, code_without_docstrings
 
 from autograder import stubs
 
@@ -40,18 +40,6 @@ def test_it_finds_one_todo_per_contract_function_in_number_order():
     todos = stubs.todos()
     assert [todo.number for todo in todos] == list(range(1, len(todos) + 1))
     assert {todo.function for todo in todos} == CONTRACT_FUNCTIONS
-
-
-def code_without_docstrings(source: str) -> str:
-    """The source with every docstring blanked (docstrings may show the math on purpose)."""
-    lines = source.splitlines()
-    for node in ast.walk(ast.parse(source)):
-        body = getattr(node, "body", None)
-        first = body[0] if isinstance(body, list) and body else None
-        if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant) and isinstance(first.value.value, str):
-            for number in range(first.lineno - 1, first.end_lineno):
-                lines[number] = ""
-    return "\n".join(lines)
 
 
 def test_it_leaves_no_solution_code_in_the_stubs():

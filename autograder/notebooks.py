@@ -1,0 +1,304 @@
+"""The nbgrader course: one notebook per exercise module, generated from solutions/ and the rubric.
+
+`build_course(COURSE_DIR)` writes `nbgrader_config.py` and `source/<assignment>/<module>.ipynb`.
+Each notebook follows its module:
+
+* an introduction (the module's docstring) and a set-up cell (the grader's seeds, one thread);
+* the given code (imports, constants, given classes, the data helpers its smoke tests use);
+* per TODO: an introduction; the answer cell, the function (or the whole class) with its
+  solution region, which `nbgrader generate_assignment` strips; a visible smoke test, not
+  graded; one autograded test cell per rubric item, worth the rubric's points, whose hidden
+  region calls the same check as the hidden suite on the notebook's own objects.
+
+Every cell but the answers is read-only. The notebooks are generated, never edited.
+"""
+
+import ast
+import importlib
+import pkgutil
+import textwrap
+from pathlib import Path
+
+import nbformat
+from nbformat.notebooknode import NotebookNode
+
+from autograder import checks, rubric, stubs
+
+ASSIGNMENT = "week07"
+COURSE_ID = "week07-recurrent-networks"
+MODULES = ("recurrence", "padding", "initialisation", "language_model", "classifier", "baseline")
+DATA_HELPERS = {
+    "language_model": ("make_pattern",),
+    "classifier": ("PAD", "make_padded_sequences"),
+    "baseline": ("make_sequences",),
+}
+TIMEOUT_MARGIN = 60  # seconds a cell gets beyond its training runs' own limits
+KERNEL = {
+    "kernelspec": {"name": "python3", "display_name": "Python 3 (ipykernel)", "language": "python"},
+    "language_info": {"name": "python"},
+}
+# The visible check after each answer: shapes and types only, on the notebook's own objects.
+SMOKE_TESTS = {
+    "rnn_forward": """\
+_output, _h_n = rnn_forward(torch.randn(2, 3, 4), torch.randn(5, 4), torch.randn(5, 5), torch.randn(5), torch.randn(5))
+assert _output.shape == (2, 3, 5), f"output should be (batch, length, hidden) = (2, 3, 5), not {tuple(_output.shape)}"
+assert _h_n.shape == (1, 2, 5), f"h_n should be (1, batch, hidden) = (1, 2, 5), not {tuple(_h_n.shape)}"
+""",
+    "lstm_step": """\
+_state = (torch.zeros(2, 5), torch.zeros(2, 5))
+_h, _c = lstm_step(torch.randn(2, 4), _state, torch.randn(20, 4), torch.randn(20, 5), torch.randn(20), torch.randn(20))
+assert _h.shape == _c.shape == (2, 5), f"h and c should be (batch, hidden) = (2, 5), not {_h.shape}, {_c.shape}"
+""",
+    "encode_packed": """\
+_output, _h_n = encode_packed(nn.GRU(3, 4, batch_first=True), torch.randn(3, 5, 3), torch.tensor([2, 5, 1]))
+assert _output.shape == (3, 5, 4), f"output should be (batch, max_length, hidden) = (3, 5, 4), not {_output.shape}"
+assert _h_n.shape == (3, 4), f"h_n should be (batch, hidden) = (3, 4), not {tuple(_h_n.shape)}"
+""",
+    "gather_final": """\
+_final = gather_final(torch.randn(3, 5, 4), torch.tensor([2, 5, 1]))
+assert _final.shape == (3, 4), f"the result should be (batch, hidden) = (3, 4), not {tuple(_final.shape)}"
+""",
+    "masked_mean": """\
+_mean = masked_mean(torch.randn(3, 5, 4), torch.tensor([2, 5, 1]))
+assert _mean.shape == (3, 4), f"the result should be (batch, hidden) = (3, 4), not {tuple(_mean.shape)}"
+""",
+    "set_forget_bias": """\
+_lstm = nn.LSTM(3, 4, num_layers=2, bidirectional=True)
+assert set_forget_bias(_lstm, 1.0) is _lstm, "set_forget_bias should return the LSTM it was given"
+assert _lstm.bias_ih_l1_reverse.shape == (16,), "the biases keep their shape (4 * hidden,)"
+""",
+    "next_token_loss": """\
+_loss = next_token_loss(NextTokenModel(vocab=6), make_pattern()[:4])
+assert _loss.dim() == 0, f"the loss should be a scalar (0-dimensional) tensor, not of shape {tuple(_loss.shape)}"
+assert _loss.requires_grad, "the loss should carry gradients back to the model"
+""",
+    "sample": """\
+_tokens = sample(NextTokenModel(vocab=6), start=1, steps=5, temperature=1.0, generator=torch.Generator().manual_seed(0))
+assert type(_tokens) is list and len(_tokens) == 6, "sample should return [start] and then `steps` tokens"
+assert _tokens[0] == 1 and all(type(token) is int for token in _tokens), "the tokens should be Python ints"
+""",
+    "SequenceClassifier.forward": """\
+_tokens, _lengths, _labels = make_padded_sequences(4, 2, 8, seed=0)
+for _pooling in ("last", "mean", "max"):
+    _logits = SequenceClassifier(pooling=_pooling)(_tokens, _lengths)
+    assert _logits.shape == (4, 2), f"{_pooling}: logits should be (batch, 2) = (4, 2), not {tuple(_logits.shape)}"
+assert SequenceClassifier()(_tokens).shape == (4, 2), "lengths=None means every row is full length"
+""",
+    "train_step": """\
+class _Linear(nn.Module):  # any model called as model(tokens, lengths) will do
+    def __init__(self) -> None:
+        super().__init__()
+        self.head = nn.Linear(8, 2)
+
+    def forward(self, tokens: torch.Tensor, lengths: torch.Tensor | None = None) -> torch.Tensor:
+        return self.head(tokens.float())
+
+
+_model = _Linear()
+_norm = train_step(_model, make_padded_sequences(16, 2, 8, seed=0), torch.optim.SGD(_model.parameters(), lr=0.1))
+assert type(_norm) is float, f"train_step should return a Python float, not {type(_norm).__name__}"
+assert _norm <= 1.0 + 1e-4, f"with clip=1.0 the norm used is at most 1.0, not {_norm:.3f}"
+""",
+    "bag_of_counts": """\
+_counts = bag_of_counts(make_sequences(5)[0])
+assert _counts.shape == (5, 9), f"the counts should be (n, 9), not {_counts.shape}"
+""",
+    "fit_baseline": """\
+_tokens, _labels = make_sequences(400)
+_accuracy = fit_baseline(_tokens[:300], _labels[:300], _tokens[300:], _labels[300:])
+assert type(_accuracy) is float and 0 <= _accuracy <= 1, f"expected an accuracy in [0, 1], not {_accuracy!r}"
+""",
+}
+SETUP = """\
+# Set-up (read-only): the grader's seeds and thread count, so that your runs match the grading.
+import random
+
+import numpy as np
+import torch
+
+torch.manual_seed(0)
+random.seed(0)
+np.random.seed(0)
+torch.set_num_threads(1)"""
+
+
+def _cell(kind: str, source: str, grade_id: str, **nbgrader: object) -> NotebookNode:
+    """A cell with nbgrader's metadata; read-only unless `locked=False`."""
+    meta = {"grade_id": grade_id, "solution": False, "grade": False, "locked": True, "schema_version": 3}
+    meta.update(nbgrader)
+    new = nbformat.v4.new_code_cell if kind == "code" else nbformat.v4.new_markdown_cell
+    return new(source, id=grade_id.replace("_", "-"), metadata={"nbgrader": meta})
+
+
+def check_module(item: rubric.Item) -> str:
+    """The module of autograder/checks that defines the item's check (exactly one does)."""
+    name = f"check_{item.function}_{item.aspect}"
+    owners = [
+        info.name
+        for info in pkgutil.iter_modules(checks.__path__)
+        if hasattr(importlib.import_module(f"autograder.checks.{info.name}"), name)
+    ]
+    if len(owners) != 1:
+        raise LookupError(f"{name} should be defined by one module of autograder/checks, found {owners}")
+    return owners[0]
+
+
+def _definitions(path: Path) -> tuple[str, list[tuple[str, str]]]:
+    """The module docstring, and (name, source) of each top-level statement.
+
+    A statement's source runs from the unindented comments above it to the next one's, so
+    the comments closing an indented block (`### END SOLUTION`) stay with their block.
+    """
+    source = path.read_text(encoding="utf-8")
+    tree, lines = ast.parse(source), source.splitlines(keepends=True)
+    docstring = ast.get_docstring(tree) or ""
+    body = tree.body[1:] if docstring else tree.body
+    starts = []
+    for node in body:
+        start = min([node.lineno, *(d.lineno for d in getattr(node, "decorator_list", []))]) - 1
+        while start > 0 and lines[start - 1].startswith("#"):
+            start -= 1
+        starts.append(start)
+    pieces = []
+    for node, start, end in zip(body, starts, [*starts[1:], len(lines)], strict=True):
+        targets = getattr(node, "targets", [])
+        name = getattr(node, "name", None) or (targets[0].id if targets and isinstance(targets[0], ast.Name) else "")
+        pieces.append((name, "".join(lines[start:end])))
+    return docstring, pieces
+
+
+def _docstring(source: str, function: str) -> str:
+    """The docstring of `function` ("f" or "Class.method") defined in `source`."""
+    node: ast.AST = ast.parse(source)
+    for part in function.split("."):
+        node = next(n for n in ast.iter_child_nodes(node) if getattr(n, "name", None) == part)
+    return ast.get_docstring(node) or ""
+
+
+def _answer(source: str, todo: stubs.Todo) -> str:
+    """The answer cell: after the region, the stub's own raise, naming the TODO (unreachable here)."""
+    last = ast.parse(textwrap.dedent(todo.solution)).body[-1]
+    if not isinstance(last, ast.Return):
+        raise ValueError(f"{todo.label}: the solution region must end with its return")
+    lines = []
+    for line in source.splitlines():
+        lines.append(line)
+        if line.strip() == stubs.END:
+            indent = line[: len(line) - len(line.lstrip())]
+            lines.append(f'{indent}raise NotImplementedError("{todo.label}: not implemented yet")')
+    return "\n".join(lines)
+
+
+def _introduction(todo: stubs.Todo, docstring: str, items: list[rubric.Item]) -> str:
+    paragraphs = docstring.split("\n\n")
+    lesson = [p.split("\nTrap")[0] for p in paragraphs if p.lstrip().startswith("Lesson:")]
+    points = ", ".join(f"{item.aspect.replace('_', ' ')} ({item.points:g})" for item in items)
+    return "\n\n".join(
+        [
+            f"## {todo.label}: `{todo.function}`",
+            paragraphs[0].strip(),
+            *(" ".join(p.split()) for p in lesson),
+            f"**To do:** {todo.hint.split(':', 1)[1].strip()}",
+            f"The docstring in the cell below gives the shapes and the traps. After it: a quick visible check, "
+            f"then hidden tests worth {sum(item.points for item in items):g} points: {points}.",
+        ]
+    )
+
+
+def _test_cell(item: rubric.Item) -> NotebookNode:
+    source = (
+        f"# Hidden test · {item.name} ({item.points:g} points)\n"
+        "### BEGIN HIDDEN TESTS\n"
+        f"from autograder.checks import {check_module(item)} as _checks\n"
+        "from autograder.notebook_feedback import feedback as _feedback\n"
+        "from autograder.student import InProcess as _InProcess\n\n"
+        f'with _feedback("{item.name}"):\n'
+        f"    _checks.check_{item.function}_{item.aspect}(_InProcess(globals()))\n"
+        "### END HIDDEN TESTS"
+    )
+    return _cell("code", source, f"test_{item.function}_{item.aspect}", grade=True, points=item.points)
+
+
+def build_notebook(module: str, grading: rubric.Rubric) -> NotebookNode:
+    """The notebook of one exercise module."""
+    path = stubs.SOLUTIONS / f"{module}.py"
+    source = path.read_text(encoding="utf-8")
+    docstring, pieces = _definitions(path)
+    todos = {todo.function.split(".")[0]: todo for todo in stubs.todos() if todo.module == module}
+    title = f"# Week 07 · Recurrent Networks: `{module}`\n\n{docstring}\n\nWrite your code in the cells marked "
+    title += "`YOUR CODE HERE`; run each cell below your answer to check it. Every other cell is read-only."
+    cells = [_cell("markdown", title, f"intro_{module}"), _cell("code", SETUP, "setup")]
+    cells[-1].metadata["jupyter"] = {"source_hidden": True}
+    given = "".join(text for name, text in pieces if name not in todos).strip()
+    cells.append(_cell("code", f"# Given code (read-only)\n{given}", "given_code"))
+    _, data = _definitions(stubs.SOLUTIONS / "data.py")
+    helpers = [text.strip() for name, text in data if name in DATA_HELPERS.get(module, ())]
+    if helpers:
+        cells.append(_cell("code", "# Given data helpers, from data.py (read-only)\n" + "\n\n\n".join(helpers), "data"))
+    for name, text in pieces:
+        if name not in todos:
+            continue
+        todo = todos[name]
+        items = [item for item in grading.items if item.function == name]
+        key = todo.function.replace(".", "_")
+        cells.append(_cell("markdown", _introduction(todo, _docstring(source, todo.function), items), f"about_{key}"))
+        cells.append(
+            _cell("code", _answer(text.strip(), todo), f"todo{todo.number}_{key}", solution=True, locked=False)
+        )
+        cells.append(
+            _cell("code", f"# A quick check (not graded)\n{SMOKE_TESTS[todo.function].rstrip()}", f"smoke_{key}")
+        )
+        cells.extend(_test_cell(item) for item in items)
+    notebook = nbformat.v4.new_notebook(cells=cells, metadata=KERNEL)
+    nbformat.validate(notebook)
+    return notebook
+
+
+def cell_timeout(grading: rubric.Rubric) -> int:
+    """Seconds per cell: a threshold item trains once per seed, each run within its own limit."""
+    runs = [
+        item["timeout"] * len(item["seeds"]) for aspects in grading.thresholds.values() for item in aspects.values()
+    ]
+    return int(max(runs, default=0)) + TIMEOUT_MARGIN
+
+
+def config_text(grading: rubric.Rubric, course_id: str = COURSE_ID) -> str:
+    return f'''\
+"""nbgrader's configuration for the week-07 course: generated by `autograde nbgrader`, rebuild rather than edit."""
+
+from nbconvert.preprocessors import CSSHTMLHeaderPreprocessor
+from nbgrader.preprocessors import ClearHiddenTests, GetGrades
+
+c = get_config()  # noqa: F821 (nbgrader provides it)
+c.CourseDirectory.course_id = "{course_id}"
+
+# The stub is the answer cell's own line after the solution region,
+# raise NotImplementedError("TODO N · name: not implemented yet"), so feedback names the TODO.
+c.ClearSolutions.code_stub = {{"python": "# YOUR CODE HERE"}}
+
+# One test cell may train a model once per seed (the threshold items of the rubric).
+c.ExecutePreprocessor.timeout = {cell_timeout(grading)}
+
+# nbgrader scores a test cell 0 when it writes to stderr. The hidden tests silence Python's
+# warnings; this drops any warning that still reaches stderr (from C++, say).
+c.IgnorePattern.enabled = True
+c.IgnorePattern.pattern = r"Warning"
+
+# Feedback is the autograded notebook: strip the hidden tests' source from it. Their failures
+# show the check's message only (autograder/notebook_feedback.py).
+c.GenerateFeedback.preprocessors = [GetGrades, ClearHiddenTests, CSSHTMLHeaderPreprocessor]
+'''
+
+
+def build_course(course: Path, assignment: str = ASSIGNMENT) -> list[Path]:
+    """Write nbgrader_config.py and source/<assignment>/*.ipynb; return the files written."""
+    grading = rubric.load()
+    folder = course / "source" / assignment
+    folder.mkdir(parents=True, exist_ok=True)
+    written = [course / "nbgrader_config.py"]
+    written[0].write_text(config_text(grading), encoding="utf-8")
+    for module in MODULES:
+        target = folder / f"{module}.ipynb"
+        nbformat.write(build_notebook(module, grading), target)
+        written.append(target)
+    return written

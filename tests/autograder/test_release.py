@@ -1,0 +1,325 @@
+"""`autograde release DIR`: the student repository holds the stubs and public tests, and nothing hidden."""
+
+import base64
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tomllib
+import venv
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+from support import EXERCISES, ROOT, SOLUTIONS, code_without_docstrings
+
+from autograder import cli, release, rubric, stubs
+from autograder.public_tests import PUBLIC_TESTS
+
+HIDDEN_NAMES = re.compile(rb"\bautograder\.|\b(solutions|variants|catalogue|suites)\b", re.IGNORECASE)
+# Reference lines the public tests also write, on purpose (an idiom, an unpacking): shipped, not secret.
+SHARED_WITH_PUBLIC_TESTS = {
+    "for name, parameter in lstm.named_parameters():",
+    "tokens, lengths, labels = batch",
+}
+SHOWN_THRESHOLD_KEYS = {"describe", "threshold"}
+TODO_LABEL = re.compile(r"TODO (\d+) ·")
+
+
+@pytest.fixture(scope="module")
+def released(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    target = tmp_path_factory.mktemp("student") / "repository"
+    release.release(target)
+    return target
+
+
+def every_file(root: Path) -> dict[str, bytes]:
+    """Every file under root, hidden and ignored ones included, as bytes."""
+    found = {}
+    for folder, _, names in os.walk(root):
+        for name in names:
+            path = Path(folder, name)
+            found[path.relative_to(root).as_posix()] = path.read_bytes()
+    return found
+
+
+def searchable(name: str, data: bytes) -> str:
+    """The text to search: a Python file without its docstrings, any other file as it is."""
+    text = data.decode("utf-8", errors="replace")
+    if name.endswith(".py"):
+        try:
+            return code_without_docstrings(text)
+        except SyntaxError:
+            return text
+    return text
+
+
+def test_it_writes_the_generated_stubs_and_the_public_tests_byte_for_byte(released):
+    files = every_file(released)
+    stubs_written = {name.removeprefix("exercises/"): data for name, data in files.items() if name.count("/") == 1}
+    stubs_written = {name: data for name, data in stubs_written.items() if name.endswith(".py")}
+    assert stubs_written == {name: text.encode("utf-8") for name, text in stubs.generate().items()}
+    tests = {name.removeprefix("exercises/tests/"): data for name, data in files.items() if "/tests/" in name}
+    assert tests == {path.name: path.read_bytes() for path in PUBLIC_TESTS.glob("*.py")}
+
+
+def test_it_leaves_no_solution_code_in_any_released_file(released):
+    texts = {name: searchable(name, data) for name, data in every_file(released).items()}
+    for todo in stubs.todos():
+        for line in todo.solution.splitlines():
+            if len(line.strip()) > 25 and line.strip() not in SHARED_WITH_PUBLIC_TESTS:  # short lines: as test_stubs
+                leaks = [name for name, text in texts.items() if line.strip() in text]
+                assert not leaks, f"{todo.label}: {line.strip()!r} appears in {leaks}"
+
+
+def test_it_names_no_hidden_module_in_any_released_file(released):
+    for name, data in every_file(released).items():
+        found = [match.group().decode() for match in HIDDEN_NAMES.finditer(data)]
+        assert not found, f"{name} mentions {found}"
+
+
+def test_it_reveals_none_of_the_rubrics_training_recipes(released):
+    recipe = [
+        f"{key} = {value}"
+        for aspects in rubric.load().thresholds.values()
+        for spec in aspects.values()
+        for key, value in spec.items()
+        if key not in SHOWN_THRESHOLD_KEYS
+    ]
+    files = every_file(released)
+    assert not [name for name in files if name.endswith(".toml") and name != "pyproject.toml"]
+    for name, data in files.items():
+        text = data.decode("utf-8", errors="replace")
+        shown = [line for line in recipe if line in text]
+        assert not shown, f"{name} shows the rubric's {shown}"
+
+
+def test_it_ships_a_pyproject_with_torch_pinned_and_pytest_importing_the_local_package(released):
+    student = tomllib.loads((released / "pyproject.toml").read_text())
+    instructor = tomllib.loads((ROOT / "pyproject.toml").read_text())
+    torch_pin = next(d for d in instructor["project"]["dependencies"] if d.startswith("torch"))
+    assert torch_pin == "torch==2.13.0"
+    assert torch_pin in student["project"]["dependencies"]
+    assert {re.split(r"[=<>]", d)[0] for d in student["project"]["dependencies"]} == {
+        "torch",
+        "numpy",
+        "scikit-learn",
+        "pytest",
+    }
+    pytest_options = student["tool"]["pytest"]["ini_options"]
+    assert pytest_options["pythonpath"] == ["."]
+    assert pytest_options["testpaths"] == ["exercises/tests"]
+    assert "scripts" not in student["project"]
+
+
+def test_its_readme_lists_every_todo_with_its_function_lesson_and_points(released):
+    text = (released / "README.md").read_text()
+    graded = rubric.load()
+    for todo in stubs.todos():
+        points = sum(item.points for item in graded.items if item.function == todo.function.split(".")[0])
+        row = next(line for line in text.splitlines() if line.startswith(f"| {todo.number} · {todo.name} |"))
+        assert f"`{todo.module}.{todo.function}`" in row and f"| {points:g} |" in row
+        assert "Day " in row, f"{todo.label}: no lesson in {row!r}"
+    for item in graded.items:
+        assert f"| {item.name} | {item.points:g} |" in text
+    assert f"**{graded.total:g}**" in text
+    for aspects in graded.thresholds.values():
+        for spec in aspects.values():
+            assert spec["describe"] in text and f"≥ {spec['threshold']:g}" in text
+
+
+def test_its_readme_sets_up_in_two_commands_and_says_the_preview_is_not_the_grade(released):
+    text = (released / "README.md").read_text()
+    set_up = text.split("## Set up", 1)[1].split("\n## ", 1)[0]
+    commands = re.findall(r"^\s+(python -m pip install .+)$", set_up, flags=re.MULTILINE)
+    assert commands == [
+        "python -m pip install torch==2.13.0 --index-url https://download.pytorch.org/whl/cpu",
+        "python -m pip install -e .",
+    ]
+    assert "python -m pytest" in text
+    assert "under your control: it is feedback to help you, not your\ngrade" in text
+
+
+def test_its_summary_script_knows_which_todo_every_public_test_belongs_to(released):
+    mapping = json.loads((released / ".github/scripts/todos.json").read_text())
+    assert [todo["number"] for todo in mapping["todos"]] == [todo.number for todo in stubs.todos()]
+    assert set(mapping["tests"].values()) == {todo.number for todo in stubs.todos()}
+    for path in PUBLIC_TESTS.glob("test_*.py"):
+        names = re.findall(r"^def (test_\w+)", path.read_text(), flags=re.MULTILINE)
+        assert {f"{path.stem}::{name}" for name in names} <= set(mapping["tests"])
+
+
+def junit(cases: list[str]) -> str:
+    return f'<?xml version="1.0"?><testsuites><testsuite name="pytest">{"".join(cases)}</testsuite></testsuites>'
+
+
+def case(module: str, name: str, failure: str | None = None) -> str:
+    body = f'<failure message="{failure}">trace</failure>' if failure else ""
+    return f'<testcase classname="exercises.tests.{module}" name="{name}" time="0.5">{body}</testcase>'
+
+
+def summarize(released: Path, tmp_path: Path, report: str | None) -> tuple[int, str, dict]:
+    junit_path = tmp_path / "public-tests.xml"
+    if report is not None:
+        junit_path.write_text(report)
+    summary, output = tmp_path / "summary.md", tmp_path / "output"
+    env = {**os.environ, "GITHUB_STEP_SUMMARY": str(summary), "GITHUB_OUTPUT": str(output)}
+    script = released / ".github/scripts/summarize.py"
+    done = subprocess.run([sys.executable, str(script), str(junit_path)], env=env, capture_output=True, text=True)
+    result = output.read_text().strip().removeprefix("result=")
+    return done.returncode, summary.read_text(), json.loads(base64.b64decode(result))
+
+
+def test_its_summary_script_tables_the_public_tests_per_todo_for_the_job_summary_and_classroom(released, tmp_path):
+    report = junit(
+        [
+            case("test_padding", "test_gather_final_with_full_lengths_is_the_last_step"),
+            case("test_padding", "test_gather_final_with_length_one_is_the_first_step", "AssertionError: off by one"),
+            case("test_baseline", "test_bag_of_counts_returns_an_n_by_9_float_array"),
+            case("test_baseline", "test_bag_of_counts_ignores_the_padding_zero"),
+            case("test_mine", "test_my_own_idea", "AssertionError: mine"),
+            '<testcase classname="" name="exercises.tests.test_recurrence" time="0">'
+            '<error message="collection failure">SyntaxError</error></testcase>',
+        ]
+    )
+    code, summary, result = summarize(released, tmp_path, report)
+    assert code == 0
+    todos = stubs.todos()
+    assert summary.startswith(f"## Public tests: 1 of {len(todos)} TODOs passing")
+    assert "| 4 · gather-at-final-index | `padding.gather_final` | 1 | 1 | ❌ test_gather_final_with_length" in summary
+    assert "| 11 · bag of counts | `baseline.bag_of_counts` | 2 | 0 | ✅" in summary
+    assert "| 1 · recurrence loop | `recurrence.rnn_forward` | 0 | 1 | ❌ exercises.tests.test_recurrence" in summary
+    assert "test_mine::test_my_own_idea: AssertionError: mine" in summary
+    assert result["version"] == 1 and result["status"] == "fail" and result["max_score"] == len(todos)
+    by_name = {test["name"]: test for test in result["tests"]}
+    assert by_name["TODO 11 · bag of counts (baseline.bag_of_counts)"]["score"] == 1
+    assert by_name["TODO 4 · gather-at-final-index (padding.gather_final)"]["status"] == "fail"
+    assert sum(test["score"] for test in result["tests"]) == 1
+
+
+def test_its_summary_script_reports_an_error_when_pytest_wrote_no_report(released, tmp_path):
+    code, summary, result = summarize(released, tmp_path, None)
+    assert code == 0 and result["status"] == "error"
+    assert "No readable test report" in summary
+
+
+def test_it_refuses_a_folder_with_files_unless_forced_and_keeps_git(tmp_path, capsys):
+    target = tmp_path / "student"
+    (target / ".git").mkdir(parents=True)
+    (target / ".git" / "HEAD").write_text("ref: refs/heads/main\n")
+    assert cli.main(["release", str(target)]) == 0  # only .git: nothing to lose
+    (target / "stale.txt").write_text("old")
+    assert cli.main(["release", str(target)]) == 2
+    assert "pass --force" in capsys.readouterr().err
+    assert cli.main(["release", str(target), "--force"]) == 0
+    assert not (target / "stale.txt").exists() and (target / ".git" / "HEAD").exists()
+    assert (target / "exercises" / "recurrence.py").read_bytes() == (EXERCISES / "recurrence.py").read_bytes()
+
+
+# ------------------------------------------------------------------ a student's first day, end to end
+
+
+def clean_environment(venv_bin: Path) -> dict[str, str]:
+    drop = ("PYTHONPATH", "PYTHONHOME", "PYTHONSAFEPATH", "VIRTUAL_ENV", "PYTEST_ADDOPTS")
+    env = {key: value for key, value in os.environ.items() if key not in drop and not key.startswith("PYTEST_")}
+    env["PATH"] = f"{venv_bin}{os.pathsep}{env.get('PATH', '')}"
+    return env
+
+
+def run(command: list[str], cwd: Path, env: dict[str, str], timeout: int = 600) -> subprocess.CompletedProcess:
+    return subprocess.run(command, cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout)
+
+
+def junit_cases(path: Path) -> dict[str, tuple[str, str]]:
+    """'test_module::test_name' -> (outcome, message) for every test case of a junit report."""
+    cases = {}
+    for element in ET.parse(path).getroot().iter("testcase"):
+        outcome, message = "passed", ""
+        for tag in ("failure", "error", "skipped"):
+            child = element.find(tag)
+            if child is not None:
+                outcome, message = tag, child.get("message", "")
+        module = element.get("classname", "").rsplit(".", 1)[-1]
+        cases[f"{module}::{element.get('name', '').split('[')[0]}"] = (outcome, message)
+    return cases
+
+
+@pytest.mark.slow
+def test_a_student_installs_the_release_in_a_fresh_venv_and_its_public_tests_fail_then_pass(tmp_path):
+    repository = tmp_path / "student"
+    written = release.release(repository)
+    env = {**os.environ, "GIT_AUTHOR_NAME": "s", "GIT_AUTHOR_EMAIL": "s@example.org"}
+    assert run(["git", "init", "--quiet", str(repository)], tmp_path, env).returncode == 0
+
+    # a fully fresh venv: torch 2.13.0 (the CPU wheel) and the release, as the README's two commands do
+    try:
+        student_day(tmp_path, repository, written)
+    finally:
+        shutil.rmtree(tmp_path / "venv", ignore_errors=True)  # 1 GB that pytest would otherwise keep
+
+
+def student_day(tmp_path: Path, repository: Path, written: list[str]) -> None:
+    venv.create(tmp_path / "venv", with_pip=True)
+    python = tmp_path / "venv" / "bin" / "python"
+    env = clean_environment(python.parent)
+    for command in (["torch==2.13.0"], ["-e", "."]):
+        done = run([str(python), "-m", "pip", "install", "--quiet", *command], repository, env)
+        assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    where = run(
+        [str(python), "-c", "import exercises, torch; print(exercises.__file__); print(torch.__file__)"], tmp_path, env
+    )
+    exercises_file, torch_file = where.stdout.split()
+    assert Path(exercises_file).resolve() == (repository / "exercises" / "__init__.py").resolve()
+    assert Path(torch_file).resolve().is_relative_to((tmp_path / "venv").resolve())
+
+    # on the stubs every public test fails, naming the TODO its section belongs to
+    mapping = json.loads((repository / ".github/scripts/todos.json").read_text())
+    done = run([str(python), "-m", "pytest", "-q", "--junitxml=public-tests.xml"], repository, env)
+    assert done.returncode == 1, done.stdout[-3000:]
+    cases = junit_cases(repository / "public-tests.xml")
+    assert set(cases) == set(mapping["tests"])
+    for key, (outcome, message) in cases.items():
+        assert outcome == "failure", f"{key}: {outcome}"
+        assert TODO_LABEL.search(message) and int(TODO_LABEL.search(message)[1]) == mapping["tests"][key], (
+            f"{key} belongs to TODO {mapping['tests'][key]} but failed with {message!r}"
+        )
+    todos = len(stubs.todos())
+    summary_env = {**env, "GITHUB_STEP_SUMMARY": str(tmp_path / "summary.md"), "GITHUB_OUTPUT": str(tmp_path / "out")}
+    done = run([str(python), ".github/scripts/summarize.py", "public-tests.xml"], repository, summary_env)
+    assert done.returncode == 0, done.stderr
+    assert (tmp_path / "summary.md").read_text().startswith(f"## Public tests: 0 of {todos} TODOs passing")
+
+    # with the reference copied into exercises/ every public test passes
+    for path in SOLUTIONS.glob("*.py"):
+        shutil.copyfile(path, repository / "exercises" / path.name)
+    done = run([str(python), "-m", "pytest", "-q", "--junitxml=public-tests.xml"], repository, env)
+    assert done.returncode == 0, done.stdout[-3000:]
+    assert all(outcome == "passed" for outcome, _ in junit_cases(repository / "public-tests.xml").values())
+    (tmp_path / "summary.md").unlink()
+    done = run([str(python), ".github/scripts/summarize.py", "public-tests.xml"], repository, summary_env)
+    assert done.returncode == 0, done.stderr
+    assert (tmp_path / "summary.md").read_text().startswith(f"## Public tests: {todos} of {todos} TODOs passing")
+
+    # what the install and the test runs left behind is git-ignored: git sees the released files only
+    assert run(["git", "add", "--all"], repository, env).returncode == 0
+    tracked = run(["git", "ls-files"], repository, env).stdout.split()
+    assert sorted(tracked) == sorted(written)
+
+
+def test_the_instructor_readme_walks_the_three_journeys_with_the_commands_that_exist(released):
+    text = (ROOT / "README.md").read_text()
+    journeys = text.split("## Journeys", 1)[1].split("\n## ", 1)[0]
+    student_set_up = re.findall(r"^\s+(python -m pip install .+)$", (released / "README.md").read_text(), re.MULTILINE)
+    for command in [
+        *student_set_up,
+        "autograde release ",
+        "autograde gradebook ",
+        "autograde gradescope ",
+        "gh workflow run grade-roster.yml",
+    ]:
+        assert command in journeys, command
+    assert "### Student" in journeys and "### Grader / TA" in journeys and "### Instructor" in journeys
+    subcommands = set(cli.build_parser()._subparsers._group_actions[0].choices)
+    assert {"release", "gradebook", "gradescope"} <= subcommands

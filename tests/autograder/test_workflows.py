@@ -1,0 +1,119 @@
+"""The GitHub workflows, this repository's and the student release's: linted, pinned, least privilege."""
+
+import re
+from pathlib import Path
+
+import pytest
+import yaml
+from support import ROOT
+from workflow_lint import actionlint, zizmor
+
+from autograder import release
+
+USES = re.compile(r"^\s*(?:-\s*)?uses:\s*(\S+?)@(\S+)(.*)$", re.MULTILINE)
+
+
+@pytest.fixture(scope="module")
+def released(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    target = tmp_path_factory.mktemp("student") / "repository"
+    release.release(target)
+    return target
+
+
+@pytest.fixture(scope="module")
+def workflows(released: Path) -> list[Path]:
+    found = sorted((ROOT / ".github" / "workflows").glob("*.yml")) + sorted(
+        (released / ".github" / "workflows").glob("*.yml")
+    )
+    assert {path.name for path in found} >= {"ci.yml", "grade-roster.yml", "public-tests.yml"}
+    return found
+
+
+def load(path: Path) -> dict:
+    document = yaml.safe_load(path.read_text())
+    document["on"] = document.pop(True, document.get("on"))  # YAML 1.1 reads the key `on` as true
+    return document
+
+
+def steps(job: dict) -> list[dict]:
+    return job.get("steps", [])
+
+
+def test_every_workflow_passes_actionlint(workflows):
+    findings = actionlint(workflows)
+    assert findings == [], "\n".join(f"{f['file']}:{f['line']}:{f['column']}: {f['message']}" for f in findings)
+
+
+def test_every_workflow_passes_zizmor_offline(released):
+    for target in (ROOT / ".github" / "workflows", released):
+        done = zizmor([target])
+        assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_every_action_is_pinned_to_a_full_commit_with_its_version_beside_it(workflows):
+    pins: dict[str, set[str]] = {}
+    for path in workflows:
+        for action, ref, comment in USES.findall(path.read_text()):
+            assert re.fullmatch(r"[0-9a-f]{40}", ref), f"{path.name}: {action}@{ref} is not a commit"
+            assert re.match(r"\s+# v\d", comment), f"{path.name}: {action}@{ref} has no '# vN' comment"
+            pins.setdefault(action, set()).add(f"{ref}{comment.strip()}")
+    assert {action: len(refs) for action, refs in pins.items()} == dict.fromkeys(pins, 1), pins
+
+
+def test_every_workflow_reads_contents_only_and_keeps_no_credentials(workflows):
+    for path in workflows:
+        document = load(path)
+        assert document["permissions"] == {"contents": "read"}, path.name
+        for name, job in document["jobs"].items():
+            assert "permissions" not in job, f"{path.name}: {name} widens its permissions"
+            for step in steps(job):
+                if step.get("uses", "").startswith("actions/checkout@"):
+                    assert step["with"]["persist-credentials"] is False, f"{path.name}: {name} keeps credentials"
+
+
+def test_the_roster_workflow_grades_each_student_at_the_deadline_without_secrets_then_merges():
+    document = load(ROOT / ".github" / "workflows" / "grade-roster.yml")
+    assert set(document["on"]["workflow_dispatch"]["inputs"]) == {"roster", "deadline", "max_parallel"}
+    setup, grade, gradebook = (document["jobs"][name] for name in ("setup", "grade", "gradebook"))
+    assert "autograder.roster_matrix" in steps(setup)[-1]["run"]
+    assert grade["strategy"]["max-parallel"] == "${{ inputs.max_parallel }}"
+    assert grade["strategy"]["matrix"] == "${{ fromJSON(needs.setup.outputs.matrix) }}"
+    assert "secrets." not in yaml.safe_dump(grade)
+    student = next(step for step in steps(grade) if step.get("with", {}).get("repository"))
+    assert student["with"]["fetch-depth"] == 0 and student["with"]["repository"] == "${{ matrix.repository }}"
+    runs = "\n".join(step.get("run", "") for step in steps(grade))
+    assert 'git -C submission rev-list -1 --before="$DEADLINE" HEAD' in runs
+    assert 'autograde grade submission --out "$OUT"' in runs
+    assert gradebook["needs"] == "grade" and gradebook["if"] == "${{ !cancelled() }}"
+    merge = "\n".join(step.get("run", "") for step in steps(gradebook))
+    assert 'autograde gradebook results --out gradebook --roster "$ROSTER"' in merge
+
+
+def test_the_student_workflow_runs_the_public_tests_and_summarises_them_per_todo(released):
+    document = load(released / release.WORKFLOW)
+    assert set(document["on"]) == {"push", "pull_request"}
+    job = document["jobs"]["public-tests"]
+    python = next(step for step in steps(job) if step.get("uses", "").startswith("actions/setup-python@"))
+    assert python["with"]["python-version"] == "3.11" and python["with"]["cache"] == "pip"
+    runs = [step.get("run", "") for step in steps(job)]
+    assert any("torch==2.13.0 --index-url https://download.pytorch.org/whl/cpu" in run for run in runs)
+    assert "python -m pytest --junitxml=public-tests.xml" in runs
+    summary = next(step for step in steps(job) if "summarize.py" in step.get("run", ""))
+    assert summary["id"] == "public-tests" and summary["if"] == "${{ !cancelled() }}"
+
+
+def test_the_student_workflows_preview_grade_runs_only_when_the_instructor_enables_it(released):
+    job = load(released / release.WORKFLOW)["jobs"]["preview-grade"]
+    assert job["if"] == "${{ vars.GRADER_REPOSITORY != '' }}"
+    assert "feedback, not the grade" in job["name"]
+    assert any(step.get("run") == "autograde grade . --out preview" for step in steps(job))
+
+
+def test_this_repositorys_ci_lints_tests_and_builds_the_release():
+    runs = "\n".join(
+        step.get("run", "")
+        for job in load(ROOT / ".github" / "workflows" / "ci.yml")["jobs"].values()
+        for step in steps(job)
+    )
+    for command in ("ruff check .", "ruff format --check .", "python -m pytest", "autograde release "):
+        assert command in runs
