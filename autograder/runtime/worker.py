@@ -65,19 +65,17 @@ class Resolver:
 
 
 def warm_up() -> None:
-    """Pay torch's one-off costs (first recurrent kernels, optimizer set-up) before any call is timed."""
+    """Pay torch's one-off costs (the first recurrent kernels) before any call is timed."""
     import torch
     from torch.nn.utils.rnn import pack_padded_sequence
 
     with contextlib.redirect_stdout(None), contextlib.redirect_stderr(None):
         torch.set_num_threads(1)
         layer = torch.nn.LSTM(2, 2, batch_first=True)
-        optimizer = torch.optim.Adam(layer.parameters())
         output, _ = layer(
             pack_padded_sequence(torch.zeros(2, 3, 2), torch.tensor([3, 1]), batch_first=True, enforce_sorted=False)
         )
         output.data.sum().backward()
-        optimizer.step()
         torch.nn.GRU(2, 2)(torch.zeros(1, 1, 2))
         torch.nn.RNN(2, 2)(torch.zeros(1, 1, 2))
 
