@@ -3,8 +3,10 @@
 As root with util-linux's `unshare` and `setpriv`, the worker starts in its own
 mount, network and PID namespaces and runs as an unprivileged user of its own:
 
-* the instructor's files (this repository, the `solutions` and `autograder`
-  packages) are covered by empty filesystems, so they can be neither imported nor read;
+* it sees a root filesystem of only the OS folders (/usr, /etc, ...), the
+  interpreter with its libraries and its own sandbox: the instructor's files (this
+  repository, any other copy of it on the machine, an installed `solutions` package,
+  which is also covered) can be neither imported nor read;
 * /tmp, /var/tmp and /dev/shm are private and vanish with the worker, so nothing it
   writes outside its sandbox outlives it;
 * there is no network but a loopback that nothing listens on;
@@ -20,7 +22,6 @@ import itertools
 import os
 import shlex
 import shutil
-import stat
 import subprocess
 import sys
 import tempfile
@@ -75,42 +76,37 @@ def _needed_paths() -> list[Path]:
     return sorted(path.resolve() for path in paths if path.exists())
 
 
-def _untraversable(path: Path) -> Path | None:
-    """The highest ancestor of `path` that other users cannot enter, if any."""
-    for ancestor in reversed(path.parents):
-        if ancestor != Path("/") and not ancestor.stat().st_mode & stat.S_IXOTH:
-            return ancestor
-    return None
+SYSTEM = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/etc")  # what a Python process needs of the OS
 
 
 def _script(sandbox: Path, uid: int, command: list[str]) -> str:
-    """The shell steps run as root inside the new namespaces, ending in exec as the worker user."""
+    """The shell steps run as root inside the new namespaces: build a root of only what the worker
+    needs (the OS, the interpreter, its libraries, the sandbox), then enter it as the worker user."""
     q = shlex.quote
-    lines = ["set -e", "mount --make-rprivate /", "stash=$(mktemp -d /run/autograde.XXXXXX)"]
-    lines.append(f'mkdir "$stash/sandbox" && mount --bind {q(str(sandbox))} "$stash/sandbox"')
-    reopened: dict[Path, set[Path]] = {}
-    for path in _needed_paths():
-        closed = _untraversable(path)
-        if closed is not None:
-            reopened.setdefault(closed, set()).add(closed / path.relative_to(closed).parts[0])
-    for number, (closed, children) in enumerate(sorted(reopened.items())):
-        for index, child in enumerate(sorted(children)):
-            lines.append(
-                f'mkdir "$stash/keep{number}_{index}" && mount --rbind {q(str(child))} "$stash/keep{number}_{index}"'
-            )
-        lines.append(f"mount -t tmpfs -o mode=755 tmpfs {q(str(closed))}")
-        for index, child in enumerate(sorted(children)):
-            lines.append(f'mkdir -p {q(str(child))} && mount --rbind "$stash/keep{number}_{index}" {q(str(child))}')
+    lines = ["set -e", "mount --make-rprivate /", "root=$(mktemp -d /run/autograde-root.XXXXXX)"]
+    lines.append('mount -t tmpfs -o mode=755 tmpfs "$root"')
+    for path in [Path(p) for p in SYSTEM if os.path.lexists(p)] + _needed_paths():
+        inside = f'"$root"{q(str(path))}'
+        if path.is_symlink():
+            lines.append(f"[ -e {inside} ] || ln -s {q(os.readlink(path))} {inside}")
+        else:
+            lines.append(f"[ -e {inside} ] || {{ mkdir -p {inside} && mount --rbind {q(str(path))} {inside}; }}")
+    lines.append('mkdir -p "$root/dev" && mount --rbind /dev "$root/dev"')
+    lines.append('mkdir -p "$root/proc" && mount -t proc proc "$root/proc"')
     for private in PRIVATE:
-        lines.append(f"[ ! -d {private} ] || mount -t tmpfs -o mode=1777,size=256m tmpfs {private}")
-    lines.append(f'mkdir -p {q(str(sandbox))} && mount --bind "$stash/sandbox" {q(str(sandbox))}')
-    for hidden in hidden_paths():
-        lines.append(f"[ ! -e {q(str(hidden))} ] || mount -t tmpfs -o mode=000,size=4k tmpfs {q(str(hidden))}")
-    lines.append("ip link set lo up 2>/dev/null || true")
-    lines.append(f"cd {q(str(sandbox / 'scratch'))} 2>/dev/null || cd /")
-    lines.append("unset PWD OLDPWD")
+        lines.append(f'mkdir -p "$root"{private} && mount -t tmpfs -o mode=1777,size=256m tmpfs "$root"{private}')
+    lines.append(f'mkdir -p "$root"{q(str(sandbox))} && mount --bind {q(str(sandbox))} "$root"{q(str(sandbox))}')
+    for hidden in hidden_paths():  # an installed copy inside a bound library folder
+        inside = f'"$root"{q(str(hidden))}'
+        lines.append(f"[ ! -e {inside} ] || mount -t tmpfs -o mode=000,size=4k tmpfs {inside}")
+    lines.append(f"{shutil.which('ip') or 'ip'} link set lo up 2>/dev/null || true")
     privileges = f"--reuid={uid} --regid={uid} --clear-groups --no-new-privs --inh-caps=-all --bounding-set=-all"
-    lines.append(f"exec setpriv {privileges} -- {' '.join(q(part) for part in command)}")
+    inner = (
+        f"cd {q(str(sandbox / 'scratch'))} 2>/dev/null || cd /; unset PWD OLDPWD; "
+        f"exec setpriv {privileges} -- {' '.join(q(part) for part in command)}"
+    )
+    chroot = shutil.which("chroot") or "/usr/sbin/chroot"  # the worker's PATH has no sbin
+    lines.append(f'exec {chroot} "$root" /bin/sh -c {q(inner)}')
     return "\n".join(lines)
 
 
@@ -135,7 +131,7 @@ def hand_over(sandbox: Path, uid: int | None) -> None:
 @functools.cache
 def available() -> Isolation:
     """What this machine allows, found by trying once (cached for the process)."""
-    if os.geteuid() != 0 or not (shutil.which("unshare") and shutil.which("setpriv")):
+    if os.geteuid() != 0 or not all(shutil.which(tool) for tool in ("unshare", "setpriv", "chroot")):
         return Isolation()
     probe = Path(tempfile.mkdtemp(prefix="autograde-probe-"))
     try:
@@ -153,7 +149,8 @@ def available() -> Isolation:
             "-c",
             script,
         ]
-        result = subprocess.run(command, capture_output=True, text=True, timeout=30)
+        clean = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"}  # as the worker gets it
+        result = subprocess.run(command, capture_output=True, text=True, timeout=30, env=clean)
         return FULL if result.returncode == 0 and result.stdout.strip() == str(FIRST_UID) else Isolation()
     except (OSError, subprocess.SubprocessError):
         return Isolation()
