@@ -93,7 +93,14 @@ def test_it_keeps_finished_results_when_interrupted_and_goes_on_afterwards(tmp_p
         "--only",
         "gather_final",
     ]
-    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    # a shell that started us in the background may have set SIGINT to ignored, and children inherit that
+    process = subprocess.Popen(
+        command,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )
     deadline = time.monotonic() + 120
     while not (out / "a1" / roster.KEY_FILE).exists() and time.monotonic() < deadline:
         time.sleep(0.2)
