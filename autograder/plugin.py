@@ -10,7 +10,6 @@ from dataclasses import dataclass, field
 import pytest
 
 from autograder.rubric import Item, Rubric
-from autograder.student import StudentError
 
 outcomes_key = pytest.StashKey[dict[str, "Outcome"]]()
 
@@ -91,6 +90,8 @@ def feedback_for(excinfo: pytest.ExceptionInfo | None) -> str:
     """The student-facing text of a failed item."""
     if excinfo is None:
         return ""
+    from autograder.student import StudentError  # imports torch: not at the top (see grading.grade)
+
     error = excinfo.value
     if isinstance(error, (AssertionError, StudentError)):
         return str(error)

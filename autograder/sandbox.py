@@ -19,11 +19,11 @@ import sysconfig
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 from autograder import isolation
-from autograder.runtime import codec
-from autograder.runtime.worker import HEADER, write_frame
+from autograder.runtime.frames import HEADER, write_frame
 
 RUNTIME = Path(__file__).resolve().parent / "runtime"
 RUNTIME_PACKAGE = "autograde_runtime"
@@ -46,6 +46,7 @@ class Limits:
     output_bytes: int = 16 << 10  # kept per call; the rest is counted and dropped
     response_bytes: int = 64 << 20
     start_timeout: float = 60.0
+    preload: tuple[str, ...] = ()  # modules the worker imports while it warms up, before the first call
 
 
 class WorkerDied(Exception):
@@ -55,6 +56,13 @@ class WorkerDied(Exception):
         super().__init__(f"{kind}: {detail}")
         self.kind = kind
         self.detail = detail
+
+
+def _codec() -> ModuleType:
+    """The codec imports torch: imported on first use, so that a worker can start before the grader has torch."""
+    from autograder.runtime import codec
+
+    return codec
 
 
 def site_directories() -> list[str]:
@@ -104,6 +112,7 @@ class Worker:
             "response_fd": response_w,
             "memory_bytes": self.limits.memory_bytes,
             "max_processes": self.limits.max_processes,
+            "preload": list(self.limits.preload),
         }
         environment = {"PATH": "/usr/bin:/bin", "HOME": str(self.scratch), "LANG": "C.UTF-8", "OMP_NUM_THREADS": "1"}
         command, self.uid = isolation.wrap([sys.executable, "-I", "-S", "-c", BOOT, json.dumps(config)], self.sandbox)
@@ -128,7 +137,7 @@ class Worker:
     def _await_ready(self) -> None:
         """The worker says it is ready once torch is imported and warm; only then do call timeouts start."""
         ready = self._wait_for_reply(time.monotonic() + self.limits.start_timeout, self.limits.start_timeout)
-        if codec.loads(ready) != {"ready": True}:
+        if _codec().loads(ready) != {"ready": True}:
             self.close()
             raise WorkerDied("crash", "the worker did not start properly")
         self._ready = True
@@ -161,12 +170,12 @@ class Worker:
         self.output, self.output_dropped = b"", 0
         deadline = time.monotonic() + timeout
         try:
-            write_frame(self._request_w, codec.dumps(message))
+            write_frame(self._request_w, _codec().dumps(message))
         except BrokenPipeError:
             raise self._death("before the call started") from None
         payload = self._wait_for_reply(deadline, timeout)
         self._drain_output()
-        return codec.loads(payload)
+        return _codec().loads(payload)
 
     def _wait_for_reply(self, deadline: float, timeout: float) -> bytes:
         header = self._read(HEADER.size, deadline, timeout)

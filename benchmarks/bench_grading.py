@@ -9,6 +9,7 @@
     stubs) graded by `autograde grade-all` with --jobs 1 and with --jobs 2. Target: at least 1.7x.
 """
 
+import json
 import os
 import platform
 import shutil
@@ -17,6 +18,8 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+
+from autograder.roster import students
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
@@ -49,6 +52,30 @@ def timed(command: list[str]) -> float:
     return time.monotonic() - started
 
 
+def scores(results: Path) -> dict[str, float]:
+    return {
+        folder.name: json.loads((folder / "results.json").read_text())["score"]
+        for folder in sorted(results.iterdir())
+        if (folder / "results.json").exists()
+    }
+
+
+def grade_all(submissions: Path, out: Path, jobs: int) -> float:
+    command = [sys.executable, "-m", "autograder.cli", "grade-all", str(submissions), "--out", str(out)]
+    return timed([*command, "--jobs", str(jobs), "--force"])
+
+
+def throughput(folder: Path) -> tuple[float, float, dict[str, float]]:
+    """Grade the roster with one job, then with two; the scores must not depend on the jobs."""
+    submissions = roster(folder / "roster")
+    one = grade_all(submissions, folder / "jobs1", 1)
+    two = grade_all(submissions, folder / "jobs2", 2)
+    first, second = scores(folder / "jobs1"), scores(folder / "jobs2")
+    if first != second or len(first) != len(students(submissions)):
+        raise SystemExit(f"the scores differ between --jobs 1 and --jobs 2: {first} vs {second}")
+    return one, two, first
+
+
 def main() -> None:
     cores = len(os.sched_getaffinity(0))
     print(
@@ -58,8 +85,13 @@ def main() -> None:
         grading = timed([sys.executable, "-m", "autograder.cli", "grade", "--reference", "--out", out])
     floor = timed([sys.executable, str(HERE / "floor.py")])
     print(
-        f"(a) one full grading of the reference: {grading:.1f} s; floor {floor:.1f} s; overhead {grading / floor:.2f}x"
+        f"(a) one full grading of the reference: {grading:.1f} s; floor {floor:.1f} s; overhead {grading / floor:.2f}x",
+        flush=True,
     )
+    with tempfile.TemporaryDirectory(prefix="bench-roster-") as folder:
+        one, two, marks = throughput(Path(folder))
+    print(f"(b) 20 submissions, scores {sorted(marks.values(), reverse=True)}")
+    print(f"    --jobs 1: {one:.1f} s; --jobs 2: {two:.1f} s; throughput {one / two:.2f}x")
 
 
 if __name__ == "__main__":
