@@ -1,11 +1,14 @@
 """Grading a whole submission: full marks, zero, and misbehaving code that costs only its own items."""
 
 import json
+import subprocess
+import sys
 import time
 
 from support import EXERCISES, grade, replace_in
 
-from autograder import reports, stubs
+from autograder import reports, rubric, stubs
+from autograder.grading import PRELOAD, limits_from
 
 
 def scores(result) -> dict[str, float]:
@@ -106,3 +109,17 @@ def test_it_grades_the_same_submission_identically_twice(submission, tmp_path):
         documents.append(json.dumps(document, sort_keys=True))
     assert documents[0] == documents[1]
     assert '"[G3]' in documents[0] or "[G3]" in documents[0]
+
+
+def test_it_starts_the_worker_before_the_grader_pays_for_importing_torch():
+    command = "import sys, autograder.commands; print('torch' in sys.modules)"
+    imported = subprocess.run([sys.executable, "-c", command], capture_output=True, text=True, check=True)
+    assert imported.stdout.strip() == "False", "importing the grading command must not import torch"
+
+
+def test_it_preloads_only_what_the_selected_items_need():
+    everything = limits_from(rubric.load()).preload
+    assert set(PRELOAD) <= {item.function for item in rubric.load().items}
+    assert set(everything) == {name for names in PRELOAD.values() for name in names}
+    assert limits_from(rubric.load().select(["gather_final"])).preload == ()
+    assert limits_from(rubric.load().select(["fit_baseline"])).preload == ("sklearn.linear_model",)

@@ -19,6 +19,9 @@ import os, subprocess, sys, time
 def environment():
     return {"path": list(sys.path), "env": dict(os.environ), "flags": [sys.flags.isolated, sys.flags.no_site]}
 
+def loaded(name):
+    return name in sys.modules
+
 def importable(name):
     try:
         __import__(name)
@@ -100,6 +103,19 @@ def test_it_keeps_the_instructors_packages_out_of_the_workers_path(worker):
     assert remote.run("probe.importable", "torch").value is True
     assert remote.run("probe.importable", "solutions").value is False
     assert remote.run("probe.importable", "autograder").value is False
+
+
+def test_it_imports_the_preload_modules_before_the_first_call(tmp_path):
+    package = tmp_path / "sandbox" / "submission" / "exercises"
+    package.mkdir(parents=True)
+    (package / "__init__.py").write_text("")
+    (package / "probe.py").write_text(PROBE)
+    with Worker(package.parent, tmp_path / "sandbox", Limits(preload=("sklearn.linear_model",))) as preloaded:
+        assert Remote(preloaded).run("probe.loaded", "sklearn.linear_model").value is True
+
+
+def test_it_imports_nothing_it_was_not_asked_to_preload(worker):
+    assert Remote(worker).run("probe.loaded", "sklearn").value is False
 
 
 def test_it_keeps_only_the_start_of_a_flood_of_output(worker):
