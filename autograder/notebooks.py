@@ -219,6 +219,27 @@ def _test_cell(item: rubric.Item) -> NotebookNode:
     return _cell("code", source, f"test_{item.function}_{item.aspect}", grade=True, points=item.points)
 
 
+def answer_id(todo: stubs.Todo) -> str:
+    """The grade_id of the answer cell of `todo`."""
+    return f"todo{todo.number}_{todo.function.replace('.', '_')}"
+
+
+def fill_answers(notebook: NotebookNode, module: Path) -> NotebookNode:
+    """`notebook` with each answer cell holding that definition as written in `module` (exercises/NAME.py).
+
+    The same work as a notebook submission: used to grade one roster both ways. A definition
+    missing from the module leaves the answer cell as released.
+    """
+    _, pieces = _definitions(module)
+    written = dict(pieces)
+    for todo in stubs.todos():
+        name = todo.function.split(".")[0]
+        for cell in notebook.cells:
+            if cell.metadata.get("nbgrader", {}).get("grade_id") == answer_id(todo) and name in written:
+                cell.source = written[name].strip()
+    return notebook
+
+
 def build_notebook(module: str, grading: rubric.Rubric) -> NotebookNode:
     """The notebook of one exercise module."""
     path = stubs.SOLUTIONS / f"{module}.py"
@@ -242,9 +263,7 @@ def build_notebook(module: str, grading: rubric.Rubric) -> NotebookNode:
         items = [item for item in grading.items if item.function == name]
         key = todo.function.replace(".", "_")
         cells.append(_cell("markdown", _introduction(todo, _docstring(source, todo.function), items), f"about_{key}"))
-        cells.append(
-            _cell("code", _answer(text.strip(), todo), f"todo{todo.number}_{key}", solution=True, locked=False)
-        )
+        cells.append(_cell("code", _answer(text.strip(), todo), answer_id(todo), solution=True, locked=False))
         cells.append(
             _cell("code", f"# A quick check (not graded)\n{SMOKE_TESTS[todo.function].rstrip()}", f"smoke_{key}")
         )

@@ -1,14 +1,20 @@
 """Grading speed, as ratios from one run on this machine.
 
-    python benchmarks/bench_grading.py
+    python benchmarks/bench_grading.py             # all three, about half an hour on 2 cores
+    python benchmarks/bench_grading.py --parts ab  # without nbgrader, about 10 minutes
 
 (a) overhead: `autograde grade --reference` (worker process, pytest, reports) against the
     floor (`floor.py`: the same checks, threshold trainings included, run in one process).
     Target: at most 1.2x.
 (b) throughput: a roster of 20 submissions (8 correct, 6 with a catalogue mistake, 6 untouched
     stubs) graded by `autograde grade-all` with --jobs 1 and with --jobs 2. Target: at least 1.7x.
+(c) the same 20 submissions as notebooks (each student's modules in the answer cells of the
+    released notebooks) graded by `nbgrader autograde` through the course of `autograde nbgrader`,
+    against `autograde grade-all` with its default jobs; every item's score must match.
+    Target: faster than nbgrader.
 """
 
+import argparse
 import json
 import os
 import platform
@@ -19,7 +25,10 @@ import tempfile
 import time
 from pathlib import Path
 
-from autograder.roster import students
+import nbformat
+
+from autograder import notebooks, rubric
+from autograder.roster import default_jobs, students
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
@@ -31,6 +40,7 @@ MISTAKES = [
     "T3_argmax",
     "C2_last_step_of_padding",
 ]
+Scores = dict[str, dict[str, float]]  # student -> nbgrader cell id -> points
 
 
 def roster(folder: Path) -> Path:
@@ -46,53 +56,121 @@ def roster(folder: Path) -> Path:
     return folder
 
 
-def timed(command: list[str]) -> float:
+def timed(command: list[str], cwd: Path | None = None) -> float:
+    """Seconds the command took; its output is shown only when it fails."""
     started = time.monotonic()
-    subprocess.run(command, check=True, stdout=subprocess.DEVNULL)
+    finished = subprocess.run(command, cwd=cwd, capture_output=True, text=True)
+    if finished.returncode != 0:
+        raise SystemExit(f"{' '.join(command[:4])} … failed ({finished.returncode}):\n{finished.stdout[-3000:]}")
     return time.monotonic() - started
 
 
-def scores(results: Path) -> dict[str, float]:
-    return {
-        folder.name: json.loads((folder / "results.json").read_text())["score"]
-        for folder in sorted(results.iterdir())
-        if (folder / "results.json").exists()
-    }
+def cell_id(item: rubric.Item) -> str:
+    return f"test_{item.function}_{item.aspect}"
 
 
+# -- (a) ----------------------------------------------------------------------------------------
+def overhead() -> tuple[float, float]:
+    with tempfile.TemporaryDirectory() as out:
+        grading = timed([sys.executable, "-m", "autograder.cli", "grade", "--reference", "--out", out])
+    return grading, timed([sys.executable, str(HERE / "floor.py")])
+
+
+# -- (b) ----------------------------------------------------------------------------------------
 def grade_all(submissions: Path, out: Path, jobs: int) -> float:
     command = [sys.executable, "-m", "autograder.cli", "grade-all", str(submissions), "--out", str(out)]
     return timed([*command, "--jobs", str(jobs), "--force"])
 
 
-def throughput(folder: Path) -> tuple[float, float, dict[str, float]]:
-    """Grade the roster with one job, then with two; the scores must not depend on the jobs."""
-    submissions = roster(folder / "roster")
-    one = grade_all(submissions, folder / "jobs1", 1)
-    two = grade_all(submissions, folder / "jobs2", 2)
-    first, second = scores(folder / "jobs1"), scores(folder / "jobs2")
-    if first != second or len(first) != len(students(submissions)):
-        raise SystemExit(f"the scores differ between --jobs 1 and --jobs 2: {first} vs {second}")
-    return one, two, first
+def grade_all_scores(results: Path) -> Scores:
+    ids = {item.name: cell_id(item) for item in rubric.load().items}
+    scores = {}
+    for folder in sorted(path for path in results.iterdir() if (path / "results.json").exists()):
+        tests = json.loads((folder / "results.json").read_text())["tests"]
+        scores[folder.name] = {ids[test["name"]]: float(test["score"]) for test in tests}
+    return scores
 
 
-def main() -> None:
+# -- (c) ----------------------------------------------------------------------------------------
+def nbgrader(course: Path, *arguments: str) -> float:
+    return timed([sys.executable, "-m", "nbgrader", *arguments], cwd=course)
+
+
+def as_nbgrader_course(submissions: Path, course: Path) -> None:
+    """The course of `autograde nbgrader`, released, with each student's modules submitted as notebooks."""
+    notebooks.build_course(course)
+    nbgrader(course, "generate_assignment", notebooks.ASSIGNMENT, "--force")
+    release = course / "release" / notebooks.ASSIGNMENT
+    for submission in students(submissions):
+        target = course / "submitted" / submission.name / notebooks.ASSIGNMENT
+        target.mkdir(parents=True)
+        for module in notebooks.MODULES:
+            released = nbformat.read(release / f"{module}.ipynb", as_version=4)
+            filled = notebooks.fill_answers(released, submission / "exercises" / f"{module}.py")
+            nbformat.write(filled, target / f"{module}.ipynb")
+
+
+def nbgrader_scores(course: Path) -> Scores:
+    from nbgrader.api import Gradebook
+
+    scores: Scores = {}
+    with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gradebook:
+        for student in gradebook.students:
+            submission = gradebook.find_submission(notebooks.ASSIGNMENT, student.id)
+            grades = {grade.name: float(grade.score) for book in submission.notebooks for grade in book.grades}
+            scores[student.id] = grades
+    return scores
+
+
+def differences(ours: Scores, theirs: Scores) -> list[str]:
+    found = []
+    for student in sorted(set(ours) | set(theirs)):
+        mine, other = ours.get(student, {}), theirs.get(student, {})
+        for cell in sorted(set(mine) | set(other)):
+            if mine.get(cell) != other.get(cell):
+                found.append(f"{student} {cell}: grade-all {mine.get(cell)}, nbgrader {other.get(cell)}")
+    return found
+
+
+# -- the run ------------------------------------------------------------------------------------
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--parts", default="abc", help="which measures to run (default: abc)")
+    parts = parser.parse_args().parts
     cores = len(os.sched_getaffinity(0))
-    print(
-        f"machine: {platform.machine()}, Python {platform.python_version()}, {cores} cores, {time.strftime('%Y-%m-%d')}"
-    )
-    with tempfile.TemporaryDirectory() as out:
-        grading = timed([sys.executable, "-m", "autograder.cli", "grade", "--reference", "--out", out])
-    floor = timed([sys.executable, str(HERE / "floor.py")])
-    print(
-        f"(a) one full grading of the reference: {grading:.1f} s; floor {floor:.1f} s; overhead {grading / floor:.2f}x",
-        flush=True,
-    )
+    print(f"{time.strftime('%Y-%m-%d')} · {platform.machine()}, {cores} cores, Python {platform.python_version()}")
+    if "a" in parts:
+        grading, floor = overhead()
+        print(f"(a) one full grading of the reference {grading:.1f} s; floor {floor:.1f} s: {grading / floor:.2f}x")
+    if not {"b", "c"} & set(parts):
+        return 0
     with tempfile.TemporaryDirectory(prefix="bench-roster-") as folder:
-        one, two, marks = throughput(Path(folder))
-    print(f"(b) 20 submissions, scores {sorted(marks.values(), reverse=True)}")
-    print(f"    --jobs 1: {one:.1f} s; --jobs 2: {two:.1f} s; throughput {one / two:.2f}x")
+        submissions = roster(Path(folder) / "roster")
+        jobs = default_jobs()
+        if "b" in parts:
+            one = grade_all(submissions, Path(folder) / "jobs1", 1)
+            print(f"(b) 20 submissions, grade-all --jobs 1: {one:.1f} s", flush=True)
+        ours = grade_all(submissions, Path(folder) / f"jobs{jobs}", jobs)
+        scores = grade_all_scores(Path(folder) / f"jobs{jobs}")
+        totals = sorted((sum(items.values()) for items in scores.values()), reverse=True)
+        print(f"    grade-all --jobs {jobs}: {ours:.1f} s; scores {[f'{total:g}' for total in totals]}")
+        if "b" in parts:
+            if grade_all_scores(Path(folder) / "jobs1") != scores:
+                print("    the scores differ between --jobs 1 and --jobs 2")
+                return 1
+            print(f"    throughput --jobs {jobs} / --jobs 1: {one / ours:.2f}x", flush=True)
+        if "c" in parts:
+            course = Path(folder) / "course"
+            as_nbgrader_course(submissions, course)
+            theirs = nbgrader(course, "autograde", notebooks.ASSIGNMENT, "--force")
+            print(f"(c) nbgrader autograde, the same 20: {theirs:.1f} s; grade-all is {theirs / ours:.2f}x faster")
+            mismatches = differences(scores, nbgrader_scores(course))
+            print(f"    items scored differently: {len(mismatches)} of {sum(len(items) for items in scores.values())}")
+            for line in mismatches:
+                print(f"      {line}")
+            return 1 if mismatches else 0
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

@@ -127,6 +127,23 @@ def test_it_puts_each_todo_in_one_answer_cell_with_its_region_and_the_stub_that_
     assert classifier.source.startswith("class SequenceClassifier(nn.Module):") and "def __init__(" in classifier.source
 
 
+def test_it_fills_the_answer_cells_with_the_definitions_written_in_a_module_file(tmp_path):
+    grading = rubric.load()
+    for module in notebooks.MODULES:
+        todos = [todo for todo in stubs.todos() if todo.module == module]
+        answers = {todo.number: f"    # answer {todo.number}" for todo in todos}
+        source = (stubs.SOLUTIONS / f"{module}.py").read_text()
+        for todo in todos:
+            source = source.replace(todo.solution, answers[todo.number] + "\n", 1)
+        (tmp_path / f"{module}.py").write_text(source)
+        notebook = notebooks.fill_answers(notebooks.build_notebook(module, grading), tmp_path / f"{module}.py")
+        for todo in todos:
+            [answer] = cells(notebook, grade_id=notebooks.answer_id(todo))
+            assert answers[todo.number] in answer.source, todo.label
+            assert answer.source in source, f"{todo.label}: the cell is not the module's definition"
+            assert not any(answers[todo.number] in cell.source for cell in notebook.cells if cell is not answer)
+
+
 def test_it_runs_the_visible_smoke_tests_green_on_the_reference(built):
     for notebook in read_all(built / "source" / ASSIGNMENT).values():
         namespace: dict[str, object] = {}
