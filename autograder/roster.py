@@ -81,13 +81,19 @@ def grading_process(submission: str, out: str, only: list[str] | None) -> None:
     sys.exit(status)
 
 
-def _finish(submission: Path, out: Path, status: int | None, started: float, only: list[str] | None) -> Outcome:
+def _ended(status: int | None) -> str:
+    if status is not None and status < 0:
+        return f"the grading process was killed by {signal.Signals(-status).name}"
+    return f"the grading process ended with status {status}"
+
+
+def record_outcome(submission: Path, out: Path, status: int | None, started: float, only: list[str] | None) -> Outcome:
     seconds = time.monotonic() - started
     name = submission.name
     if status == 0 and (out / "results.json").exists():
         (out / KEY_FILE).write_text(grading_key(submission, only) + "\n")
         return Outcome(name, "graded", seconds)
-    error = f"the grading process ended with status {status}"
+    error = _ended(status)
     log = (out / "grader.log").read_text(errors="replace")[-2000:] if (out / "grader.log").exists() else ""
     if not (out / "results.json").exists() or status not in (0, 2):
         result = failed_grading(load().select(only), f"{error}; see grader.log", seconds)
@@ -165,7 +171,8 @@ def grade_all(
                     continue
                 job.process.join()
                 del running[submission]
-                outcomes.append(_finish(submission, out / submission.name, job.process.exitcode, job.started, only))
+                status = job.process.exitcode
+                outcomes.append(record_outcome(submission, out / submission.name, status, job.started, only))
                 report(outcomes[-1], len(outcomes), total)
     except KeyboardInterrupt:
         _stop_all(running)

@@ -115,3 +115,17 @@ def test_it_keeps_finished_results_when_interrupted_and_goes_on_afterwards(tmp_p
     assert set(scores(out)) == {"a1", "a2", "a3"}
     with open(out / "gradebook.csv") as handle:
         assert {row["student"] for row in csv.DictReader(handle)} == {"a1", "a2", "a3"}
+
+
+def test_it_records_a_grading_process_that_died_with_its_signal_and_log_and_every_item_at_zero(tmp_path):
+    submission, out = tmp_path / "submissions" / "ada", tmp_path / "out" / "ada"
+    build_submission(submission)
+    out.mkdir(parents=True)
+    (out / "grader.log").write_text("Fatal Python error: Segmentation fault\n")
+    outcome = roster.record_outcome(submission, out, -signal.SIGSEGV, time.monotonic(), ONLY)
+    assert outcome.status == "grader error"
+    assert "killed by SIGSEGV" in outcome.detail and "Segmentation fault" in outcome.detail
+    result = json.loads((out / "results.json").read_text())
+    assert result["score"] == 0 and "killed by SIGSEGV" in result["output"]
+    assert len(result["tests"]) == len(rubric.load().select(ONLY).items)
+    assert not (out / roster.KEY_FILE).exists(), "a failed grading must be regraded on the next run"
