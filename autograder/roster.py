@@ -111,7 +111,9 @@ class _Running:
     started: float
 
 
-def _context() -> multiprocessing.context.ForkServerContext:
+def _context() -> multiprocessing.context.BaseContext:
+    if "forkserver" not in multiprocessing.get_all_start_methods():
+        return multiprocessing.get_context("spawn")  # Windows: each grading then imports for itself
     context = multiprocessing.get_context("forkserver")
     context.set_forkserver_preload(server_preload())
     return context

@@ -25,9 +25,7 @@ import tempfile
 import time
 from pathlib import Path
 
-import nbformat
-
-from autograder import notebooks, rubric
+from autograder import rubric
 from autograder.roster import default_jobs, students
 
 HERE = Path(__file__).resolve().parent
@@ -92,12 +90,20 @@ def grade_all_scores(results: Path) -> Scores:
 
 
 # -- (c) ----------------------------------------------------------------------------------------
+# (c) needs nbgrader (the dev extra); --parts ab runs without it.
 def nbgrader(course: Path, *arguments: str) -> float:
     return timed([sys.executable, "-m", "nbgrader", *arguments], cwd=course)
 
 
-def as_nbgrader_course(submissions: Path, course: Path) -> None:
-    """The course of `autograde nbgrader`, released, with each student's modules submitted as notebooks."""
+def as_nbgrader_course(submissions: Path, course: Path) -> str:
+    """The course of `autograde nbgrader`, released, with each student's modules submitted as notebooks.
+
+    Returns the assignment's name.
+    """
+    import nbformat
+
+    from autograder import notebooks
+
     notebooks.build_course(course)
     nbgrader(course, "generate_assignment", notebooks.ASSIGNMENT, "--force")
     release = course / "release" / notebooks.ASSIGNMENT
@@ -108,15 +114,18 @@ def as_nbgrader_course(submissions: Path, course: Path) -> None:
             released = nbformat.read(release / f"{module}.ipynb", as_version=4)
             filled = notebooks.fill_answers(released, submission / "exercises" / f"{module}.py")
             nbformat.write(filled, target / f"{module}.ipynb")
+    return notebooks.ASSIGNMENT
 
 
 def nbgrader_scores(course: Path) -> Scores:
     from nbgrader.api import Gradebook
 
+    from autograder.notebooks import ASSIGNMENT
+
     scores: Scores = {}
     with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gradebook:
         for student in gradebook.students:
-            submission = gradebook.find_submission(notebooks.ASSIGNMENT, student.id)
+            submission = gradebook.find_submission(ASSIGNMENT, student.id)
             grades = {grade.name: float(grade.score) for book in submission.notebooks for grade in book.grades}
             scores[student.id] = grades
     return scores
@@ -161,8 +170,8 @@ def main() -> int:
             print(f"    throughput --jobs {jobs} / --jobs 1: {one / ours:.2f}x", flush=True)
         if "c" in parts:
             course = Path(folder) / "course"
-            as_nbgrader_course(submissions, course)
-            theirs = nbgrader(course, "autograde", notebooks.ASSIGNMENT, "--force")
+            assignment = as_nbgrader_course(submissions, course)
+            theirs = nbgrader(course, "autograde", assignment, "--force")
             print(f"(c) nbgrader autograde, the same 20: {theirs:.1f} s; grade-all is {theirs / ours:.2f}x faster")
             mismatches = differences(scores, nbgrader_scores(course))
             print(f"    items scored differently: {len(mismatches)} of {sum(len(items) for items in scores.values())}")
