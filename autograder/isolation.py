@@ -34,6 +34,9 @@ import solutions
 FIRST_UID = 61000  # worker users: 61000, 61001, ...; no account needed
 _uids = itertools.count()
 PRIVATE = ("/tmp", "/var/tmp", "/dev/shm")
+# the first process of the chain gets SIGKILL when the grading process dies (killed, say), and the
+# worker when that one dies (runtime/worker.py): no worker outlives its grading
+DIE_WITH_GRADER = ["setpriv", "--pdeathsig", "KILL", "--"]
 NAMESPACES = ["unshare", "--mount", "--net", "--pid", "--fork", "--kill-child", "--mount-proc", "--"]
 # without namespaces, a shell stands between the grader and the worker, so os.getppid() is not the grader
 FALLBACK = ["sh", "-c", 'unset PWD OLDPWD; "$@"; exit $?', "sh"]  # a command after it: sh must not exec
@@ -112,10 +115,11 @@ def _script(sandbox: Path, uid: int, command: list[str]) -> str:
 
 def wrap(command: list[str], sandbox: Path) -> tuple[list[str], int | None]:
     """`command` inside the namespaces as a fresh user: (command, uid); (command behind a shell, None) without."""
+    guard = DIE_WITH_GRADER if shutil.which("setpriv") else []
     if available() != FULL:
-        return [*FALLBACK, *command], None
+        return [*guard, *FALLBACK, *command], None
     uid = FIRST_UID + next(_uids) % 4000
-    return [*NAMESPACES, "sh", "-c", _script(sandbox, uid, command)], uid
+    return [*guard, *NAMESPACES, "sh", "-c", _script(sandbox, uid, command)], uid
 
 
 def hand_over(sandbox: Path, uid: int | None) -> None:

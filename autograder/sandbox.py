@@ -163,6 +163,8 @@ class Worker:
     # -- calls -----------------------------------------------------------------
     def request(self, message: dict[str, Any], timeout: float) -> dict[str, Any]:
         """Send one request; wait at most `timeout` seconds (plus start-up) for the answer."""
+        if self.process is not None and self.process.poll() is not None:
+            self.close()  # it ended after its last answer: this call is not to blame, so it gets a fresh worker
         if self.process is None:
             self._start()
         if not self._ready:

@@ -11,11 +11,14 @@ import importlib
 import json
 import os
 import resource
+import signal
 import sys
 from typing import Any
 
 from . import codec, harness
 from .frames import read_frame, write_frame
+
+PR_SET_PDEATHSIG = 1  # from <linux/prctl.h>
 
 
 def _limit(name: str, value: int | None) -> None:
@@ -87,7 +90,21 @@ def serve(config: dict[str, Any]) -> None:
         write_frame(responses, payload)
 
 
+def _die_with_parent() -> None:
+    """Linux: SIGKILL this process when its parent dies, so that no worker outlives a killed grading.
+
+    Set here, after the change of user (which clears it). The parent is `unshare` (then this
+    process is its PID namespace's init, and everything in it dies too) or the fallback shell;
+    the grader starts either with the same setting, so the chain goes down with the grader.
+    """
+    with contextlib.suppress(OSError, AttributeError):
+        import ctypes
+
+        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+
+
 def main(config: dict[str, Any]) -> None:
+    _die_with_parent()
     _limit("RLIMIT_AS", config.get("memory_bytes"))
     _limit("RLIMIT_CORE", 0)
     _limit("RLIMIT_NPROC", config.get("max_processes"))

@@ -3,6 +3,9 @@
 import contextlib
 import os
 import socket
+import subprocess
+import sys
+import threading
 import time
 from pathlib import Path
 
@@ -10,7 +13,7 @@ import pytest
 from support import SOLUTIONS
 
 from autograder import isolation
-from autograder.sandbox import Limits, Worker, WorkerDied
+from autograder.sandbox import Limits, Worker
 from autograder.student import Died, Remote
 
 PROBE = """
@@ -71,6 +74,13 @@ def spawn(count):
 
 def kill_parent():
     os.kill(os.getppid(), 9)
+
+def beat(path, seconds):
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        with open(path, "w") as handle:
+            handle.write(str(time.monotonic()))
+        time.sleep(0.05)
 
 def spawn_and_hang(marker):
     subprocess.Popen([sys.executable, "-c", f"import time; time.sleep(3); open({marker!r}, 'w').write('alive')"])
@@ -147,13 +157,52 @@ def test_it_starts_a_fresh_worker_after_a_death(worker):
     assert worker.starts == 2
 
 
-def test_it_reports_a_worker_that_never_answers_as_dead(tmp_path):
-    worker = Worker(tmp_path / "nothing", tmp_path, Limits(start_timeout=30))
-    worker._start()
+GRADER = """
+import sys
+from pathlib import Path
+from autograder.sandbox import Worker
+from autograder.student import Remote
+submission, sandbox, heartbeat = map(Path, sys.argv[1:])
+with Worker(submission, sandbox) as worker:
+    Remote(worker).run("probe.beat", str(heartbeat), 30.0, timeout=60)
+"""
+
+
+def test_it_takes_the_worker_down_with_a_grading_process_that_is_killed(tmp_path):
+    package = tmp_path / "sandbox" / "submission" / "exercises"
+    package.mkdir(parents=True)
+    (package / "__init__.py").write_text("")
+    (package / "probe.py").write_text(PROBE)
+    heartbeat = tmp_path / "sandbox" / "scratch" / "heartbeat"  # the worker may write in its scratch folder
+    arguments = [str(package.parent), str(tmp_path / "sandbox"), str(heartbeat)]
+    grader = subprocess.Popen([sys.executable, "-c", GRADER, *arguments])
+    deadline = time.monotonic() + 60
+    while not heartbeat.exists() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert heartbeat.exists(), "the worker never started beating"
+    grader.kill()
+    grader.wait()
+    time.sleep(1.0)
+    last = heartbeat.read_text()
+    time.sleep(1.0)
+    assert heartbeat.read_text() == last, "the worker kept running after its grading process was killed"
+
+
+def test_it_does_not_blame_a_call_for_a_worker_that_died_before_it(worker):
+    remote = Remote(worker)
+    assert remote.run("probe.shout", 1).value == 1
     os.killpg(worker.process.pid, 9)
-    with pytest.raises(WorkerDied, match="killed by SIGKILL"):
-        worker.request({"target": "x.y"}, timeout=5)
-    worker.close()
+    worker.process.wait()
+    assert remote.run("probe.shout", 2).value == 2
+    assert worker.starts == 2
+
+
+def test_it_reports_a_worker_killed_during_a_call_as_dead(worker):
+    remote = Remote(worker)
+    assert remote.run("probe.shout", 1).value == 1  # started and warm
+    threading.Timer(0.5, os.killpg, (worker.process.pid, 9)).start()
+    with pytest.raises(Died, match=r"beat did not finish \(crash\): the worker was killed by SIGKILL during the call"):
+        remote.run("probe.beat", str(worker.scratch / "beats"), 5.0, timeout=30)
 
 
 isolated = pytest.mark.skipif(isolation.available() != isolation.FULL, reason="needs root and util-linux namespaces")
