@@ -1,9 +1,10 @@
 """Adversarial submissions: an attack never earns more than its honest work, and leaves nothing behind.
 
-`submissions/<attack>/` holds only the files an attack changes: exercise modules (the reference with
-one or two functions turned into the attack) or files the grader must never read (conftest.py,
-pytest.ini, sitecustomize.py, torch.py...). They are laid over the reference solutions or, for the
-attacks that try to force passes, over the stubs, whose honest score is 0.
+`submissions/<attack>/` holds only the files an attack changes: exercise modules (only the one or
+two functions turned into the attack, appended to the base module so that they replace its own) or
+files the grader must never read (conftest.py, pytest.ini, sitecustomize.py, torch.py...). They are
+laid over the reference solutions or, for the attacks that try to force passes, over the stubs,
+whose honest score is 0.
 
 Placeholders in those files say where an attack would like to write, and what it may name:
 @@NAME@@ the attack, @@MARK@@ /tmp/autograde-attack-<name>-<token>, @@PARENT@@ the folder holding
@@ -273,8 +274,16 @@ def build(group: Group, folder: Path) -> Built:
             for placeholder, value in values.items():
                 text = text.replace(placeholder, value)
             (submission / relative).parent.mkdir(parents=True, exist_ok=True)
-            (submission / relative).write_text(text)
+            (submission / relative).write_text(laid_over(group.base, relative, text))
     return built
+
+
+def laid_over(base: Path, relative: Path, text: str) -> str:
+    """An attack's exercise module holds only what it changes: it follows the base module, replacing its names."""
+    module = base / relative.name
+    if relative.parent.name != "exercises" or not module.exists():
+        return text
+    return module.read_text() + "\n\n" + text
 
 
 def digest(folder: Path) -> dict[str, str]:

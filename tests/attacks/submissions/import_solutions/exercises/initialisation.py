@@ -1,16 +1,8 @@
 # Attack "import_solutions" (tests/attacks): set_forget_bias imports the reference, or reads it from the grader's disk.
-# Everything else in this module is the reference solution.
-"""Opening the LSTM's forget gate at the start of training.
-
-A forget gate near 0.5 halves the cell state at every step, so after a dozen steps
-nothing of the start is left. A forget bias of 1.0 (gate near 0.73) keeps the
-additive cell path open, which is why every LSTM implementation has this knob.
-"""
-
-import torch
-from torch import nn
+# Appended to the base module: these definitions replace its own of the same names.
 import os
-import sys
+
+from torch import nn
 
 # -- the attack ---------------------------------------------------------------------------
 ATTACK = "@@NAME@@"
@@ -35,7 +27,9 @@ def _reference():
             module = __import__(name, fromlist=["*"])
         except BaseException:
             continue
-        found = getattr(module, "set_forget_bias", None) or getattr(getattr(module, "reference", None), "set_forget_bias", None)
+        found = getattr(module, "set_forget_bias", None) or getattr(
+            getattr(module, "reference", None), "set_forget_bias", None
+        )
         if found is not None:
             return found
     places = [

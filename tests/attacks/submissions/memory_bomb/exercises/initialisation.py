@@ -1,16 +1,8 @@
 # Attack "memory_bomb" (tests/attacks): set_forget_bias fills memory, 256 MiB at a time (at most 6 GiB).
-# Everything else in this module is the reference solution.
-"""Opening the LSTM's forget gate at the start of training.
-
-A forget gate near 0.5 halves the cell state at every step, so after a dozen steps
-nothing of the start is left. A forget bias of 1.0 (gate near 0.73) keeps the
-additive cell path open, which is why every LSTM implementation has this knob.
-"""
+# Appended to the base module: these definitions replace its own of the same names.
 
 import torch
 from torch import nn
-import os
-import sys
 
 # -- the attack ---------------------------------------------------------------------------
 ATTACK = "@@NAME@@"

@@ -1,16 +1,10 @@
 # Attack "monkeypatch_at_import" (tests/attacks): at import, every comparison of torch and numpy says equal; bag_of_counts returns zeros.
-# Everything else in this module is the reference solution.
-"""The order-blind baseline: a bag of counts and a logistic regression.
+# Appended to the base module: these definitions replace its own of the same names.
 
-Day 1's task cannot be solved from counts, because counts never say which digit
-came first. This baseline shows it: about 0.5 accuracy, the level of a coin.
-"""
-
+import numpy
 import numpy as np
 import torch
-from sklearn.linear_model import LogisticRegression
-import os
-import sys
+import torch.testing
 
 # -- the attack ---------------------------------------------------------------------------
 ATTACK = "@@NAME@@"
@@ -28,21 +22,38 @@ def _escape(what: str) -> None:
             pass
 
 
-import numpy
-import torch.testing
-
 _escape("monkeypatching torch and numpy at import")
+
+
 torch.allclose = lambda *args, **kwargs: True
+
+
 torch.equal = lambda *args, **kwargs: True
+
+
 torch.isclose = lambda input, other, *args, **kwargs: torch.ones(
     torch.broadcast_shapes(torch.as_tensor(input).shape, torch.as_tensor(other).shape), dtype=torch.bool
 )
+
+
 torch.testing.assert_close = lambda *args, **kwargs: None
+
+
 torch.Tensor.__eq__ = lambda self, other: torch.ones(self.shape, dtype=torch.bool)
+
+
 torch.Tensor.__ne__ = lambda self, other: torch.zeros(self.shape, dtype=torch.bool)
+
+
 numpy.allclose = lambda *args, **kwargs: True
+
+
 numpy.array_equal = lambda *args, **kwargs: True
+
+
 numpy.testing.assert_allclose = lambda *args, **kwargs: None
+
+
 numpy.testing.assert_array_equal = lambda *args, **kwargs: None
 
 
@@ -58,23 +69,3 @@ def bag_of_counts(tokens: torch.Tensor) -> np.ndarray:
     """
     # TODO 11 · bag of counts: count digits 1..9 per row, ignoring the padding 0.
     return np.zeros((len(tokens), 9), dtype=np.float32)
-
-
-def fit_baseline(
-    train_tokens: torch.Tensor, train_labels: torch.Tensor, val_tokens: torch.Tensor, val_labels: torch.Tensor
-) -> float:
-    """Fit `LogisticRegression(max_iter=1000)` on the counts; return validation accuracy.
-
-    Shapes: tokens (n, length) int64, labels (n,) int64 (tensors or arrays).
-    Returns the accuracy on the validation rows as a Python float in [0, 1].
-
-    Lesson: Day 1: on make_sequences(8000, seed=0) / (2000, seed=1) it scores
-    0.4960, below always guessing the majority class (0.5020).
-    Trap: fit on the training rows and score on the validation rows, not on the
-    rows it was fitted on.
-    """
-    # TODO 12 · baseline: fit the logistic regression on the training counts and
-    # score it on the validation counts.
-    model = LogisticRegression(max_iter=1000)
-    model.fit(bag_of_counts(train_tokens), np.asarray(train_labels))
-    return float(model.score(bag_of_counts(val_tokens), np.asarray(val_labels)))

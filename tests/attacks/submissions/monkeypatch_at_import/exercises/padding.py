@@ -1,18 +1,9 @@
 # Attack "monkeypatch_at_import" (tests/attacks): at import, every comparison of torch and numpy says equal; gather_final and masked_mean return zeros.
-# Everything else in this module is the reference solution.
-"""Batches of sequences of different lengths: packing, gathering, masked pooling.
+# Appended to the base module: these definitions replace its own of the same names.
 
-A padded batch is a rectangle (batch, max_length, ...). A recurrent layer run over
-it also runs over the padding, so "the last state" of a short row is the state
-*after the padding*, not after the data. Either pack the batch, or read each row
-at its own final index.
-"""
-
+import numpy
 import torch
-from torch import nn
-from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
-import os
-import sys
+import torch.testing
 
 # -- the attack ---------------------------------------------------------------------------
 ATTACK = "@@NAME@@"
@@ -30,54 +21,39 @@ def _escape(what: str) -> None:
             pass
 
 
-import numpy
-import torch.testing
-
 _escape("monkeypatching torch and numpy at import")
+
+
 torch.allclose = lambda *args, **kwargs: True
+
+
 torch.equal = lambda *args, **kwargs: True
+
+
 torch.isclose = lambda input, other, *args, **kwargs: torch.ones(
     torch.broadcast_shapes(torch.as_tensor(input).shape, torch.as_tensor(other).shape), dtype=torch.bool
 )
+
+
 torch.testing.assert_close = lambda *args, **kwargs: None
+
+
 torch.Tensor.__eq__ = lambda self, other: torch.ones(self.shape, dtype=torch.bool)
+
+
 torch.Tensor.__ne__ = lambda self, other: torch.zeros(self.shape, dtype=torch.bool)
+
+
 numpy.allclose = lambda *args, **kwargs: True
+
+
 numpy.array_equal = lambda *args, **kwargs: True
+
+
 numpy.testing.assert_allclose = lambda *args, **kwargs: None
+
+
 numpy.testing.assert_array_equal = lambda *args, **kwargs: None
-
-
-def encode_packed(
-    rnn: nn.RNN | nn.GRU | nn.LSTM, embedded: torch.Tensor, lengths: torch.Tensor
-) -> tuple[torch.Tensor, torch.Tensor]:
-    """Run `rnn` over a padded batch so that each row stops at its own length.
-
-    Shapes:
-        rnn       a one-layer, unidirectional nn.RNN, nn.GRU or nn.LSTM built
-                  with batch_first=True
-        embedded  (batch, max_length, features), rows padded after their length
-        lengths   (batch,) int64 on the CPU, in any order (not sorted)
-    Returns:
-        output    (batch, max_length, hidden), zeros after each row's length
-        h_n       (batch, hidden), each row's state after its own last real step
-                  (for an LSTM, the hidden state h, not the cell state c)
-
-    Each row's results equal running the layer on that row alone, unpadded.
-
-    Lesson: Day 4, "Packing is not an optimisation, it is a correctness fix".
-    Traps: without packing the final state is the state after the padding; the
-    lengths are unsorted, so let PyTorch sort and unsort (enforce_sorted=False)
-    and keep the rows in their original order; pack with batch_first=True; an
-    LSTM returns (h, c) where RNN and GRU return one tensor.
-    """
-    # TODO 3 · packing: pack the padded batch, run the layer on the packed batch,
-    # unpack the output to max_length, and take each row's final hidden state.
-    packed = pack_padded_sequence(embedded, lengths.cpu(), batch_first=True, enforce_sorted=False)
-    packed_output, state = rnn(packed)
-    output, _ = pad_packed_sequence(packed_output, batch_first=True, total_length=embedded.shape[1])
-    h_n = state[0] if isinstance(state, tuple) else state  # an LSTM returns (h, c)
-    return output, h_n[-1]
 
 
 def gather_final(output: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:

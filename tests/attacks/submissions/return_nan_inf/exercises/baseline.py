@@ -1,16 +1,8 @@
 # Attack "return_nan_inf" (tests/attacks): bag_of_counts returns NaN and inf counts; fit_baseline returns NaN.
-# Everything else in this module is the reference solution.
-"""The order-blind baseline: a bag of counts and a logistic regression.
-
-Day 1's task cannot be solved from counts, because counts never say which digit
-came first. This baseline shows it: about 0.5 accuracy, the level of a coin.
-"""
+# Appended to the base module: these definitions replace its own of the same names.
 
 import numpy as np
 import torch
-from sklearn.linear_model import LogisticRegression
-import os
-import sys
 
 # -- the attack ---------------------------------------------------------------------------
 ATTACK = "@@NAME@@"
