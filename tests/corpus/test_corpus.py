@@ -1,7 +1,8 @@
 """The submission corpus: students' mistakes are named, correct variants get full marks, feedback reads well.
 
-`mistakes/<ID>_<name>.py` is one exercise module written the way a student writes mistake <ID> of the
-catalogue (shared/misconceptions.md): only one function is wrong. `correct/<name>.py` is a module
+`mistakes/<ID>_<name>.py` is the function a student writes with mistake <ID> of the catalogue
+(shared/misconceptions.md), as it stands after the reference module it replaces: the submission
+is that module with the file appended, so only that function is wrong. `correct/<name>.py` is a module
 whose functions are all correct but written differently from the reference. The first line of each
 file says which module it replaces (and, for a mistake, which function holds it and which id it is).
 
@@ -17,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from support import build_submission, grade
+from support import SOLUTIONS, build_submission, grade
 
 from autograder import stubs
 from autograder.catalogue import CATALOGUE
@@ -60,7 +61,11 @@ class Entry:
 
     @property
     def source(self) -> str:
-        return self.path.read_text(encoding="utf-8")
+        """The module as submitted: a file of mistakes/ holds only what differs, after the reference module."""
+        text = self.path.read_text(encoding="utf-8")
+        if self.mistake is None:
+            return text
+        return (SOLUTIONS / f"{self.module}.py").read_text(encoding="utf-8") + "\n\n" + text
 
     @property
     def graded(self) -> tuple[str, ...]:

@@ -1,16 +1,8 @@
 # module: classifier  function: SequenceClassifier  mistake: C3
-"""A sequence classifier: embedding -> recurrent layer -> pooled state -> 2 classes.
-
-It learns Day 1's "does the first digit appear again?" task, which needs memory:
-a bag of counts scores about 0.5, a trained LSTM about 0.99.
-"""
+# Appended to the reference module: what the student wrote differently replaces its own.
 
 import torch
-import torch.nn.functional as F
 from torch import nn
-
-CELLS = {"rnn": nn.RNN, "gru": nn.GRU, "lstm": nn.LSTM}
-POOLINGS = ("last", "mean", "max")
 
 
 class SequenceClassifier(nn.Module):
@@ -63,38 +55,3 @@ class SequenceClassifier(nn.Module):
         else:
             pooled = states.max(dim=1).values
         return self.head(pooled)
-
-
-def train_step(
-    model: nn.Module,
-    batch: tuple[torch.Tensor, torch.Tensor, torch.Tensor],
-    optimizer: torch.optim.Optimizer,
-    clip: float | None = 1.0,
-) -> float:
-    """One optimisation step of cross-entropy, with the gradient norm clipped.
-
-    `batch` is (tokens (B, L) int64, lengths (B,) int64, labels (B,) int64). The
-    step: zero the gradients, loss = cross_entropy(model(tokens, lengths), labels),
-    backward, clip the total gradient norm of model.parameters() to `clip` (skip
-    when clip is None), optimizer.step().
-
-    Returns the total L2 norm of the gradients the optimizer actually used, that
-    is after clipping, as a Python float.
-
-    Lesson: Day 5, "Exploding gradients, and the one-line fix".
-    Traps: clipping after optimizer.step() clips nothing; clip_grad_value_ clips
-    each entry, not the norm, and changes the direction; the norm to report is
-    the one measured after clipping.
-    """
-    # TODO 10 · training step with clipping: zero, forward, loss, backward, clip the
-    # norm, measure the norm actually used, step.
-    tokens, lengths, labels = batch
-    optimizer.zero_grad()
-    loss = F.cross_entropy(model(tokens, lengths), labels)
-    loss.backward()
-    if clip is not None:
-        nn.utils.clip_grad_norm_(model.parameters(), clip)
-    gradients = [p.grad for p in model.parameters() if p.grad is not None]
-    used = torch.linalg.vector_norm(torch.stack([torch.linalg.vector_norm(g) for g in gradients]))
-    optimizer.step()
-    return float(used)

@@ -1,10 +1,5 @@
 # module: initialisation  function: set_forget_bias  mistake: F1
-"""Opening the LSTM's forget gate at the start of training.
-
-A forget gate near 0.5 halves the cell state at every step, so after a dozen steps
-nothing of the start is left. A forget bias of 1.0 (gate near 0.73) keeps the
-additive cell path open, which is why every LSTM implementation has this knob.
-"""
+# Appended to the reference module: what the student wrote differently replaces its own.
 
 import torch
 from torch import nn

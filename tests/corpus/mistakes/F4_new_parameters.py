@@ -1,12 +1,6 @@
 # module: initialisation  function: set_forget_bias  mistake: F4
-"""Opening the LSTM's forget gate at the start of training.
+# Appended to the reference module: what the student wrote differently replaces its own.
 
-A forget gate near 0.5 halves the cell state at every step, so after a dozen steps
-nothing of the start is left. A forget bias of 1.0 (gate near 0.73) keeps the
-additive cell path open, which is why every LSTM implementation has this knob.
-"""
-
-import torch
 from torch import nn
 
 

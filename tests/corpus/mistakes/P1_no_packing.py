@@ -1,15 +1,8 @@
 # module: padding  function: encode_packed  mistake: P1
-"""Batches of sequences of different lengths: packing, gathering, masked pooling.
-
-A padded batch is a rectangle (batch, max_length, ...). A recurrent layer run over
-it also runs over the padding, so "the last state" of a short row is the state
-*after the padding*, not after the data. Either pack the batch, or read each row
-at its own final index.
-"""
+# Appended to the reference module: what the student wrote differently replaces its own.
 
 import torch
 from torch import nn
-from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 
 
 def encode_packed(
@@ -41,46 +34,3 @@ def encode_packed(
     if isinstance(rnn, nn.LSTM):
         hidden = hidden[0]  # (h, c)
     return output, hidden[-1]
-
-
-def gather_final(output: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
-    """Each row's state at its own last real step: `output[i, lengths[i] - 1]`.
-
-    Shapes:
-        output   (batch, max_length, hidden), as returned by a recurrent layer
-                 run over a padded batch
-        lengths  (batch,) int64, each in 1..max_length
-    Returns (batch, hidden).
-
-    Vectorised: no Python loop over the rows (`torch.gather` or advanced indexing).
-
-    Lesson: Day 4, "gather the output at each sequence's real last position";
-    Day 7 checklist item 3.
-    Traps: `output[:, -1]` is the state after the padding for every short row;
-    the last real step is at index lengths - 1, not lengths.
-    """
-    # TODO 4 · gather-at-final-index: pick output[i, lengths[i] - 1] for every row
-    # at once.
-    index = (lengths - 1).view(-1, 1, 1).expand(-1, 1, output.shape[2])
-    return output.gather(1, index.to(output.device)).squeeze(1)
-
-
-def masked_mean(output: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
-    """The mean of each row's states over its real steps only.
-
-    Shapes:
-        output   (batch, max_length, hidden); what lies after a row's length is
-                 padding and may hold any value
-        lengths  (batch,) int64, each in 1..max_length
-    Returns (batch, hidden): row i is output[i, :lengths[i]].mean(0).
-
-    Lesson: Day 4, "for mean pooling, divide by the true length".
-    Trap: averaging over max_length lets the padding steps drag every short row's
-    mean; mask them out and divide by the row's own length.
-    """
-    # TODO 5 · masked mean: zero the steps after each row's length, sum over time
-    # and divide by the true lengths.
-    steps = torch.arange(output.shape[1], device=output.device)
-    real = (steps.unsqueeze(0) < lengths.unsqueeze(1).to(output.device)).unsqueeze(2)
-    total = torch.where(real, output, torch.zeros((), dtype=output.dtype)).sum(dim=1)
-    return total / lengths.unsqueeze(1).to(output)

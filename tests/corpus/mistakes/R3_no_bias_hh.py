@@ -1,11 +1,5 @@
 # module: recurrence  function: rnn_forward  mistake: R3
-"""The recurrence written out by hand: a plain RNN layer and one LSTM step.
-
-PyTorch runs these loops for you in `nn.RNN` and `nn.LSTMCell`. Writing them once
-shows what those layers compute, and where their conventions (weights stored as
-(hidden, input), two biases, gate order i, f, g, o) come from. Do not call
-`nn.RNN`, `nn.LSTM` or `nn.LSTMCell` here: the loop is the exercise.
-"""
+# Appended to the reference module: what the student wrote differently replaces its own.
 
 import torch
 
@@ -49,40 +43,3 @@ def rnn_forward(
         h = torch.tanh(x[:, step] @ weight_ih.T + bias_ih + h @ weight_hh.T)
         out.append(h)
     return torch.stack(out, dim=1), h[None]
-
-
-def lstm_step(
-    x: torch.Tensor,
-    state: tuple[torch.Tensor, torch.Tensor],
-    weight_ih: torch.Tensor,
-    weight_hh: torch.Tensor,
-    bias_ih: torch.Tensor,
-    bias_hh: torch.Tensor,
-) -> tuple[torch.Tensor, torch.Tensor]:
-    """One step of an LSTM cell: the new (h, c) from the input and the previous (h, c).
-
-        gates = x @ weight_ih.T + bias_ih + h @ weight_hh.T + bias_hh
-        i, f, g, o = the four blocks of `hidden` columns of gates, in that order
-        c_new = sigmoid(f) * c + sigmoid(i) * tanh(g)        <- an addition
-        h_new = sigmoid(o) * tanh(c_new)
-
-    Shapes (`nn.LSTMCell` layout):
-        x          (batch, input)
-        state      (h, c), each (batch, hidden)
-        weight_ih  (4 * hidden, input)   weight_hh (4 * hidden, hidden)
-        bias_ih    (4 * hidden,)         bias_hh   (4 * hidden,)
-    Returns (h_new, c_new), each (batch, hidden); equal to `nn.LSTMCell`.
-
-    Lesson: Day 2, "What LSTM changed"; the demo on the forget gate.
-    Traps: PyTorch orders the gate blocks input, forget, cell (g), output, not the
-    paper's i, f, o, g; the cell state is updated by adding the gated candidate to
-    the gated old cell, and that addition is what lets gradients survive.
-    """
-    # TODO 2 · LSTM step: compute the four gates, split them in PyTorch's order,
-    # update the cell state additively, then the hidden state.
-    h, c = state
-    gates = x @ weight_ih.T + bias_ih + h @ weight_hh.T + bias_hh
-    i, f, g, o = gates.chunk(4, dim=1)
-    c_new = torch.sigmoid(f) * c + torch.sigmoid(i) * torch.tanh(g)
-    h_new = torch.sigmoid(o) * torch.tanh(c_new)
-    return h_new, c_new

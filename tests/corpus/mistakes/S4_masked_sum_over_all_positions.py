@@ -1,35 +1,9 @@
 # module: language_model  function: next_token_loss  mistake: S4
-"""Next-token prediction: one output per position, and generating from the model.
-
-The model reads tokens 0..n-1 and is scored on predicting tokens 1..n, so every
-position of every row is a training example. Generation feeds the model its own
-samples one at a time, carrying the recurrent state forward.
-"""
+# Appended to the reference module: what the student wrote differently replaces its own.
 
 import torch
 import torch.nn.functional as F
 from torch import nn
-
-
-class NextTokenModel(nn.Module):
-    """Embedding -> one-layer LSTM (batch_first) -> linear scores over the vocabulary.
-
-    Given code (Day 6, "Generating from it"). `forward(tokens, state)` takes tokens
-    (batch, length) int64 and an optional LSTM state (h, c), each (1, batch, hidden),
-    and returns logits (batch, length, vocab) and the new state.
-    """
-
-    def __init__(self, vocab: int, embed: int = 16, hidden: int = 32) -> None:
-        super().__init__()
-        self.embedding = nn.Embedding(vocab, embed)
-        self.rnn = nn.LSTM(embed, hidden, batch_first=True)
-        self.head = nn.Linear(hidden, vocab)
-
-    def forward(
-        self, tokens: torch.Tensor, state: tuple[torch.Tensor, torch.Tensor] | None = None
-    ) -> tuple[torch.Tensor, tuple[torch.Tensor, torch.Tensor]]:
-        output, state = self.rnn(self.embedding(tokens), state)
-        return self.head(output), state
 
 
 def next_token_loss(model: nn.Module, tokens: torch.Tensor, pad_id: int | None = None) -> torch.Tensor:
@@ -60,32 +34,3 @@ def next_token_loss(model: nn.Module, tokens: torch.Tensor, pad_id: int | None =
     if pad_id is not None:
         losses = losses * (targets != pad_id)  # zero the padding positions
     return losses.mean()
-
-
-def sample(model: nn.Module, start: int, steps: int, temperature: float, generator: torch.Generator) -> list[int]:
-    """Generate `steps` tokens after `start`, one at a time, carrying the state.
-
-    Each step feeds the last token, shape (1, 1), together with the state the model
-    returned on the previous step (None on the first), takes the logits of that
-    position, divides them by `temperature`, applies softmax and draws one token
-    with `torch.multinomial(probs, 1, generator=generator)`. Runs under
-    `torch.no_grad()`.
-
-    Returns [start, t1, ..., t_steps]: a list of `steps + 1` Python ints. The same
-    seeded generator gives the same list.
-
-    Lesson: Day 6, "Generating from it".
-    Traps: temperature divides the logits (below 1 sharpens, above 1 flattens);
-    forgetting to pass the state back in makes every step start from nothing;
-    argmax is not a sample.
-    """
-    # TODO 8 · sampling: loop `steps` times: run the model on the last token with
-    # the carried state, scale the logits by 1 / temperature, softmax, draw a token.
-    tokens = [start]
-    state = None
-    with torch.no_grad():
-        for _ in range(steps):
-            logits, state = model(torch.tensor([[tokens[-1]]]), state)
-            probs = torch.softmax(logits[0, -1] / temperature, dim=-1)
-            tokens.append(int(torch.multinomial(probs, 1, generator=generator)))
-    return tokens
