@@ -216,7 +216,12 @@ def _test_cell(item: rubric.Item) -> NotebookNode:
         f"    _checks.check_{item.function}_{item.aspect}(_InProcess(globals()))\n"
         "### END HIDDEN TESTS"
     )
-    return _cell("code", source, f"test_{item.function}_{item.aspect}", grade=True, points=item.points)
+    return _cell("code", source, grade_cell_id(item), grade=True, points=item.points)
+
+
+def grade_cell_id(item: rubric.Item) -> str:
+    """The grade_id of the autograded test cell of a rubric item."""
+    return f"test_{item.function}_{item.aspect}"
 
 
 def answer_id(todo: stubs.Todo) -> str:

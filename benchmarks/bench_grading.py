@@ -65,10 +65,6 @@ def timed(command: list[str], cwd: Path | None = None) -> float:
     return time.monotonic() - started
 
 
-def cell_id(item: rubric.Item) -> str:
-    return f"test_{item.function}_{item.aspect}"
-
-
 # -- (a) ----------------------------------------------------------------------------------------
 def overhead() -> tuple[float, float]:
     with tempfile.TemporaryDirectory() as out:
@@ -83,7 +79,9 @@ def grade_all(submissions: Path, out: Path, jobs: int) -> float:
 
 
 def grade_all_scores(results: Path) -> Scores:
-    ids = {item.name: cell_id(item) for item in rubric.load().items}
+    from autograder.notebooks import grade_cell_id  # the nbgrader cell of each item, to compare with (c)
+
+    ids = {item.name: grade_cell_id(item) for item in rubric.load().items}
     scores = {}
     for folder in sorted(path for path in results.iterdir() if (path / "results.json").exists()):
         tests = json.loads((folder / "results.json").read_text())["tests"]

@@ -38,7 +38,7 @@ from typing import Any
 
 import jsonschema
 import pytest
-from support import EXERCISES, ROOT, SOLUTIONS, build_submission, grade
+from support import EXERCISES, ROOT, SOLUTIONS, appended_to, build_submission, grade
 
 from autograder import isolation, reports, rubric
 
@@ -280,10 +280,9 @@ def build(group: Group, folder: Path) -> Built:
 
 def laid_over(base: Path, relative: Path, text: str) -> str:
     """An attack's exercise module holds only what it changes: it follows the base module, replacing its names."""
-    module = base / relative.name
-    if relative.parent.name != "exercises" or not module.exists():
+    if relative.parent.name != "exercises" or not (base / relative.name).exists():
         return text
-    return module.read_text() + "\n\n" + text
+    return appended_to(relative.stem, text, base)
 
 
 def digest(folder: Path) -> dict[str, str]:

@@ -47,8 +47,7 @@ def grade_id(cell: NotebookNode) -> str:
     return cell.metadata["nbgrader"]["grade_id"]
 
 
-def cell_id(item: rubric.Item) -> str:
-    return f"test_{item.function}_{item.aspect}"
+cell_id = notebooks.grade_cell_id
 
 
 def read_all(folder: Path) -> dict[str, NotebookNode]:

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from support import SOLUTIONS, build_submission, grade
+from support import appended_to, build_submission, grade
 
 from autograder import stubs
 from autograder.catalogue import CATALOGUE
@@ -65,7 +65,7 @@ class Entry:
         text = self.path.read_text(encoding="utf-8")
         if self.mistake is None:
             return text
-        return (SOLUTIONS / f"{self.module}.py").read_text(encoding="utf-8") + "\n\n" + text
+        return appended_to(self.module, text)
 
     @property
     def graded(self) -> tuple[str, ...]:

@@ -23,6 +23,11 @@ def build_submission(folder: Path, base: Path = SOLUTIONS, edits: dict[str, str]
     return folder
 
 
+def appended_to(module: str, text: str, base: Path = SOLUTIONS) -> str:
+    """The base module's source followed by `text`, whose definitions then replace the module's own."""
+    return (base / f"{module}.py").read_text() + "\n\n" + text
+
+
 def replace_in(module: str, old: str, new: str, base: Path = SOLUTIONS) -> str:
     """The reference module's source with one passage replaced (it must be there)."""
     source = (base / f"{module}.py").read_text()
