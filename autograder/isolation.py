@@ -34,8 +34,8 @@ import solutions
 FIRST_UID = 61000  # worker users: 61000, 61001, ...; no account needed
 _uids = itertools.count()
 PRIVATE = ("/tmp", "/var/tmp", "/dev/shm")
-# the first process of the chain gets SIGKILL when the grading process dies (killed, say), and the
-# worker when that one dies (runtime/worker.py): no worker outlives its grading
+# the first process of the chain gets SIGKILL when the grading process dies (killed, say), and, with
+# namespaces, the worker when that one dies (runtime/worker.py): no worker outlives its grading
 DIE_WITH_GRADER = ["setpriv", "--pdeathsig", "KILL", "--"]
 NAMESPACES = ["unshare", "--mount", "--net", "--pid", "--fork", "--kill-child", "--mount-proc", "--"]
 # without namespaces, a shell stands between the grader and the worker, so os.getppid() is not the grader

@@ -115,6 +115,7 @@ class Worker:
             "preload": list(self.limits.preload),
         }
         environment = {"PATH": "/usr/bin:/bin", "HOME": str(self.scratch), "LANG": "C.UTF-8", "OMP_NUM_THREADS": "1"}
+        config["die_with_parent"] = isolation.available() == isolation.FULL  # as wrap() decides; see runtime/worker
         command, self.uid = isolation.wrap([sys.executable, "-I", "-S", "-c", BOOT, json.dumps(config)], self.sandbox)
         isolation.hand_over(self.sandbox, self.uid)
         self.process = subprocess.Popen(

@@ -93,9 +93,11 @@ def serve(config: dict[str, Any]) -> None:
 def _die_with_parent() -> None:
     """Linux: SIGKILL this process when its parent dies, so that no worker outlives a killed grading.
 
-    Set here, after the change of user (which clears it). The parent is `unshare` (then this
-    process is its PID namespace's init, and everything in it dies too) or the fallback shell;
-    the grader starts either with the same setting, so the chain goes down with the grader.
+    Only under full isolation, where the parent is `unshare`: the grader starts it with the same
+    setting, it cannot be signalled by this process's user, and this process is its PID
+    namespace's init, so everything in it dies too. Set here, after the change of user (which
+    clears it). Behind the fallback shell it is not set: the student's code could kill that
+    shell and so the worker between two calls.
     """
     with contextlib.suppress(OSError, AttributeError):
         import ctypes
@@ -104,7 +106,8 @@ def _die_with_parent() -> None:
 
 
 def main(config: dict[str, Any]) -> None:
-    _die_with_parent()
+    if config.get("die_with_parent"):
+        _die_with_parent()
     _limit("RLIMIT_AS", config.get("memory_bytes"))
     _limit("RLIMIT_CORE", 0)
     _limit("RLIMIT_NPROC", config.get("max_processes"))

@@ -89,6 +89,9 @@ def spawn_and_hang(marker):
 """
 
 
+isolated = pytest.mark.skipif(isolation.available() != isolation.FULL, reason="needs root and util-linux namespaces")
+
+
 @pytest.fixture
 def worker(tmp_path):
     package = tmp_path / "sandbox" / "submission" / "exercises"  # the submission lives inside the sandbox
@@ -168,6 +171,7 @@ with Worker(submission, sandbox) as worker:
 """
 
 
+@isolated  # behind the fallback shell a killed grading's worker runs on (docs/security.md)
 def test_it_takes_the_worker_down_with_a_grading_process_that_is_killed(tmp_path):
     package = tmp_path / "sandbox" / "submission" / "exercises"
     package.mkdir(parents=True)
@@ -203,9 +207,6 @@ def test_it_reports_a_worker_killed_during_a_call_as_dead(worker):
     threading.Timer(0.5, os.killpg, (worker.process.pid, 9)).start()
     with pytest.raises(Died, match=r"beat did not finish \(crash\): the worker was killed by SIGKILL during the call"):
         remote.run("probe.beat", str(worker.scratch / "beats"), 5.0, timeout=30)
-
-
-isolated = pytest.mark.skipif(isolation.available() != isolation.FULL, reason="needs root and util-linux namespaces")
 
 
 @isolated
