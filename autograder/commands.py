@@ -46,6 +46,11 @@ def grade_command(submission: Path, out: Path, only: list[str] | None, fail_unde
     return status
 
 
+def grade_one(submission: Path, out: Path, only: list[str] | None) -> int:
+    """What `grade-all` runs for each student: `autograde grade SUBMISSION --out OUT [--only ...]`."""
+    return grade_command(submission, out, only, None)
+
+
 def grade_reference(out: Path, only: list[str] | None, fail_under: float | None) -> int:
     """Grade the reference solutions as if they were a student's fork (a demonstration)."""
     with tempfile.TemporaryDirectory(prefix="autograde-reference-") as folder:
@@ -75,7 +80,7 @@ def grade_all_command(submissions: Path, out: Path, jobs: int | None, force: boo
     jobs = jobs or roster.default_jobs()
     try:
         rubric.load().select(only)  # an unknown name stops here, before any grading
-        outcomes = roster.grade_all(submissions, out, jobs, force, ProgressReport(), only)
+        outcomes = roster.grade_all(submissions, out, jobs, grade_one, force, ProgressReport(), only)
     except ValueError as error:
         print(f"autograde: {error}", file=sys.stderr)
         return EXIT_ERROR
@@ -148,7 +153,7 @@ def gradebook_command(results: Path, out: Path, roster: Path | None) -> int:
         print(f"autograde: {results} is not a folder of gradings", file=sys.stderr)
         return EXIT_ERROR
     try:
-        expected = rosters.read(roster) if roster else None
+        expected = [student.repository for student in rosters.read(roster)] if roster else None
     except (OSError, rosters.RosterError) as error:
         print(f"autograde: {error}", file=sys.stderr)
         return EXIT_ERROR
