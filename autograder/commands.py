@@ -165,6 +165,20 @@ def gradebook_command(results: Path, out: Path, roster: Path | None) -> int:
     return EXIT_OK
 
 
+def merge_command(sources: list[Path], out: Path) -> int:
+    """Copy each student's newest grading among the sources into out."""
+    from autograder import merge
+
+    try:
+        picks = merge.merge(sources, out)
+    except merge.MergeError as error:
+        print(f"autograde: {error}", file=sys.stderr)
+        return EXIT_ERROR
+    replaced = sum(pick.others for pick in picks)
+    print(f"wrote {out}: {len(picks)} students, the newest grading of each ({replaced} older ones left out)")
+    return EXIT_OK
+
+
 def gradescope_command(out: Path) -> int:
     """Write the Gradescope autograder bundle."""
     from autograder import gradescope
