@@ -15,6 +15,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from autograder import TITLE
 from autograder.rubric import Rubric
 
 
@@ -133,7 +134,7 @@ def overview(entries: list[Entry], rubric: Rubric) -> str:
     graded = [entry for entry in entries if entry.total is not None]
     failed = [entry for entry in entries if entry.total is None]
     totals = [entry.total for entry in graded if entry.total is not None]
-    lines = ["# Gradebook · Week 07 · Recurrent Networks", ""]
+    lines = [f"# Gradebook · {TITLE}", ""]
     lines.append(f"{len(entries)} students: {len(graded)} graded, {len(failed)} without a grade.")
     if totals:
         lines.append(
