@@ -62,7 +62,8 @@ def up_to_date(submission: Path, out: Path, only: list[str] | None) -> bool:
 
 
 # grade(submission, out, only) -> exit status: grades one submission into out (results.json,
-# summary.md), as `autograde grade` does; a module-level function, sent to the forked processes.
+# summary.md), as `autograde grade` does; a module-level function (or a functools.partial of
+# one), sent to the forked processes.
 GradeOne = Callable[[Path, Path, list[str] | None], int]
 
 
@@ -70,7 +71,8 @@ def server_preload(grade: GradeOne) -> list[str]:
     """What every grading imports, imported once by the server the gradings are forked from."""
     names = [f"autograder.checks.{module.name}" for module in pkgutil.iter_modules(checks.__path__)]
     extra = dict.fromkeys(name for names in PRELOAD.values() for name in names)
-    return [grade.__module__, "autograder.plugin", "autograder.student", *names, *extra]
+    function = getattr(grade, "func", grade)  # a partial's function
+    return [function.__module__, "autograder.plugin", "autograder.student", *names, *extra]
 
 
 def grading_process(grade: GradeOne, submission: str, out: str, only: list[str] | None) -> None:

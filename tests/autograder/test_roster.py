@@ -1,6 +1,7 @@
 """`autograde grade-all`: a roster in parallel, resumable, interruptible, one bad submission costing only itself."""
 
 import csv
+import functools
 import json
 import os
 import signal
@@ -131,3 +132,9 @@ def test_it_records_a_grading_process_that_died_with_its_signal_and_log_and_ever
     assert result["score"] == 0 and "killed by SIGSEGV" in result["output"]
     assert len(result["tests"]) == len(rubric.load().select(ONLY).items)
     assert not (out / roster.KEY_FILE).exists(), "a failed grading must be regraded on the next run"
+
+
+def test_its_fork_server_preloads_the_module_of_the_function_that_grades_one_submission():
+    for grade in (GRADE, functools.partial(GRADE)):
+        preload = roster.server_preload(grade)
+        assert preload[0] == "autograder.commands" and "autograder.checks.padding" in preload
