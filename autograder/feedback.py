@@ -2,7 +2,7 @@
 
     GH_TOKEN=... python -m autograder.feedback RESULTS_DIR --roster ROSTER
 
-For every roster repository with a grading in RESULTS_DIR/<owner__name>/, the issue titled TITLE
+For every roster repository with a grading in RESULTS_DIR/<owner__name>/, the issue titled ISSUE_TITLE
 in that repository (open or closed) gets the student's `summary.md` (the score table and what to
 fix), with the commit graded and the deadline applied: opened when there is none, edited when its
 text changed, left alone otherwise, so running it again posts nothing twice. The repositories come
