@@ -107,7 +107,7 @@ def test_it_keeps_a_quote_out_of_a_checks_feedback(scrubber):
 
 
 # the reference's answer, reversed in the source: only the running code can put it together
-LEAK = '''
+LEAK = """
 _HIDDEN = {hidden!r}
 
 
@@ -115,7 +115,7 @@ def rnn_forward(x, weight_ih, weight_hh, bias_ih, bias_hh, h0=None):
     text = _HIDDEN[::-1]
     print(text)
     raise ValueError(text)
-'''
+"""
 
 
 def test_it_keeps_a_quote_put_together_at_run_time_out_of_every_report(submission, tmp_path):
