@@ -135,7 +135,10 @@ def grade(submission: Path, rubric: Rubric) -> GradingResult:
 
                 for name in limits.preload:
                     importlib.import_module(name)
-                student = Remote(worker, deadline, float(rubric.limits.get("call_timeout", 10.0)))
+                from autograder.scrub import Scrubber
+
+                scrubber = Scrubber.for_submission(Path(sandbox) / "submission" / "exercises")
+                student = Remote(worker, deadline, float(rubric.limits.get("call_timeout", 10.0)), scrubber)
                 outcomes = run_suites(student, rubric)
             isolation = worker.isolation.as_dict()
     items = [_item_result(item, outcomes.get(item.name)) for item in rubric.items]
