@@ -5,6 +5,7 @@ same from a downloaded artifact as from disk. Every text that came from a result
 (names, errors, feedback) is escaped.
 """
 
+import statistics
 from html import escape
 
 from autograder.classreport import charts
@@ -110,7 +111,7 @@ def misconceptions(report: ClassReport) -> str:
     )
     rows = [_misconception_row(mistake, len(report.graded)) for mistake in report.misconceptions]
     headings = ["id", "function", "students", "the mistake", "reread", "example feedback"]
-    return intro + _table(headings, rows, "misconceptions", numbers=(2,))
+    return intro + _table(headings, rows, "misconception-table", numbers=(2,))
 
 
 def _share_rows(shares: list[Share]) -> list[list[str]]:
@@ -128,9 +129,9 @@ def full_marks(report: ClassReport) -> str:
         [
             _figure(chart, "Graded students with full marks on every item of a TODO, worst first."),
             "<h3>Per TODO, worst first</h3>",
-            _table(["TODO", *headings[1:]], _share_rows(report.todos), "todos", numbers=(1, 2, 3)),
+            _table(["TODO", *headings[1:]], _share_rows(report.todos), "todo-table", numbers=(1, 2, 3)),
             "<h3>Per rubric item, worst first</h3>",
-            _table(["item", *headings[1:]], _share_rows(report.items), "items", numbers=(1, 2, 3)),
+            _table(["item", *headings[1:]], _share_rows(report.items), "item-table", numbers=(1, 2, 3)),
         ]
     )
 
@@ -172,17 +173,17 @@ def health(report: ClassReport) -> str:
     parts = []
     if state.seconds:
         ordered = sorted(state.seconds)
-        middle = ordered[len(ordered) // 2]
+        middle = statistics.median(ordered)
         slowest = ", ".join(f"{escape(name)} {seconds:.1f} s" for name, seconds in state.slowest)
         parts.append(
             f"<p>Time per grading: min {ordered[0]:.1f} s, median {middle:.1f} s, max {ordered[-1]:.1f} s "
             f"({len(ordered)} gradings). Slowest: {slowest}.</p>"
         )
     rows = [[escape(key), _counted(counter)] for key, counter in state.versions.items()]
-    parts.append(_table(["recorded", "values (gradings)"], rows, "versions") if rows else "")
+    parts.append(_table(["recorded", "values (gradings)"], rows, "version-table") if rows else "")
     rows = [[escape(key), _counted(counter)] for key, counter in state.isolation.items()]
     parts.append("<h3>Isolation recorded (extra_data.isolation)</h3>")
-    parts.append(_table(["key", "values (gradings)"], rows, "isolation") if rows else "<p>None recorded.</p>")
+    parts.append(_table(["key", "values (gradings)"], rows, "isolation-table") if rows else "<p>None recorded.</p>")
     return "\n".join(parts)
 
 
