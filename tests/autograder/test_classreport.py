@@ -21,7 +21,8 @@ ONLY = ["gather_final", "masked_mean", "next_token_loss"]
 SELECTED = rubric.load().select(ONLY)
 THRESHOLD_ITEM = "next_token_loss: trains the pattern model"
 THRESHOLD = SELECTED.thresholds["next_token_loss"]["trains_the_pattern_model"]["threshold"]
-HOSTILE = "<script>alert(1)</script>"
+HOSTILE = "<script>alert(1)</script>"  # a student's name as a results folder may give it
+UNGRADED_HOSTILE = "<img src=x onerror=alert(2)>"
 
 
 def accuracy(value: float) -> dict:
@@ -76,8 +77,11 @@ def results(tmp_path_factory: pytest.TempPathFactory) -> Path:
         reports.write_results_json(result, folder / name / "results.json")
     (folder / "gus").mkdir()
     (folder / "gus" / "results.json").write_text('{"tests": [')
+    (folder / "gus" / "student").write_text(UNGRADED_HOSTILE)
     (folder / "ivy").mkdir()
-    reports.write_results_json(graded({}, 0.95), folder / "ivy" / "results.json")
+    reports.write_results_json(
+        graded({"masked_mean: values": ("wrong", ["G3"])}, 0.95), folder / "ivy" / "results.json"
+    )
     (folder / "ivy" / "student").write_text(HOSTILE)
     return folder
 
@@ -89,7 +93,7 @@ def report(results: Path) -> data.ClassReport:
 
 def test_it_counts_each_named_mistake_once_per_student_most_students_first(report):
     found = [(m.id, m.students) for m in report.misconceptions]
-    assert found == [("G1", ["ada", "bob"]), ("G3", ["cy"]), ("S1", ["ada"])]  # a tie: the catalogue's order
+    assert found == [("G1", ["ada", "bob"]), ("G3", [HOSTILE, "cy"]), ("S1", ["ada"])]  # ties: the catalogue's order
     g1 = report.misconceptions[0]
     assert (g1.function, g1.lesson, g1.explanation) == (
         "gather_final",
@@ -101,21 +105,25 @@ def test_it_counts_each_named_mistake_once_per_student_most_students_first(repor
 
 def test_it_counts_graded_and_ungraded_students_and_says_why(report):
     totals = {one.name: one.total for one in report.graded}
-    assert totals == {"ada": 4, "bob": 18, "cy": 19, "dee": 23, "eve": 14, HOSTILE: 23}  # out of 5+4+5+3+2+4
+    assert totals == {"ada": 4, "bob": 18, "cy": 19, "dee": 23, "eve": 14, HOSTILE: 19}  # out of 5+4+5+3+2+4
     assert report.max_score == 23 and report.median == 18.5
     why = {one.name: one.error for one in report.ungraded}
-    assert set(why) == {"fay", "gus", "hal"}
-    assert "killed by SIGKILL" in why["fay"] and "unreadable" in why["gus"] and "no results" in why["hal"]
+    assert set(why) == {"fay", UNGRADED_HOSTILE, "hal"}
+    assert "killed by SIGKILL" in why["fay"] and "unreadable" in why[UNGRADED_HOSTILE] and "no results" in why["hal"]
 
 
 def test_it_ranks_todos_and_items_by_the_share_of_full_marks_worst_first(report):
     todos = [(share.label, share.full, share.graded) for share in report.todos]
     assert todos == [
         ("TODO 4 · gather-at-final-index", 3, 6),
+        ("TODO 5 · masked mean", 4, 6),
         ("TODO 7 · shifted loss", 4, 6),
-        ("TODO 5 · masked mean", 5, 6),
     ]
-    assert [share.label for share in report.items][:2] == ["gather_final: values", THRESHOLD_ITEM]
+    assert [share.label for share in report.items][:3] == [
+        "gather_final: values",
+        "masked_mean: values",
+        THRESHOLD_ITEM,
+    ]
     assert [share.fraction for share in report.items] == sorted(share.fraction for share in report.items)
 
 
@@ -130,12 +138,13 @@ def test_it_lists_the_students_to_look_at(report):
     found = {
         heading: [(entry.student, entry.reason) for entry in entries] for heading, entries in report.look_at.items()
     }
-    assert [name for name, _ in found["Without a grade"]] == ["fay", "gus", "hal"]
+    assert [name for name, _ in found["Without a grade"]] == [UNGRADED_HOSTILE, "fay", "hal"]
     assert found["Timed out, crashed or erred"] == [
         ("eve", "gather_final: values: timed out"),
         ("eve", f"{THRESHOLD_ITEM}: crashed"),
     ]
     assert found["0 on a whole TODO"] == [
+        (HOSTILE, "0 on TODO 5 · masked mean (wrong)"),
         ("ada", "0 on TODO 4 · gather-at-final-index (wrong)"),
         ("ada", "0 on TODO 7 · shifted loss (wrong)"),
         ("bob", "0 on TODO 4 · gather-at-final-index (wrong)"),
@@ -191,7 +200,8 @@ def test_it_writes_one_page_that_runs_no_script_and_fetches_nothing(written):
 
 def test_it_escapes_every_text_that_came_from_a_results_folder(written):
     text = (written / "report.html").read_text()
-    assert HOSTILE not in text and "&lt;script&gt;alert(1)&lt;/script&gt;" in text
+    assert HOSTILE not in text and UNGRADED_HOSTILE not in text
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in text and "&lt;img src=x onerror=alert(2)&gt;" in text
     assert "course/hal" in text  # the roster's student without results
 
 
@@ -200,7 +210,7 @@ def test_it_tables_the_misconceptions_in_markdown_for_the_job_summary(written):
     rows = [line for line in lines if line.startswith("| ") and not line.startswith("| id")]
     assert [row.split(" | ")[0:3] for row in rows] == [
         ["| G1", "`gather_final`", "2 (33%)"],
-        ["| G3", "`masked_mean`", "1 (17%)"],
+        ["| G3", "`masked_mean`", "2 (33%)"],
         ["| S1", "`next_token_loss`", "1 (17%)"],
     ]
 
