@@ -54,14 +54,14 @@ def browser() -> str:
 
 
 def roster(folder: Path) -> Path:
-    """Submissions: the corpus mistakes appended to the reference, one that hangs."""
+    """Submissions: the corpus mistakes appended to the reference, one whose gather_final never returns."""
     for student, corpus_file in STUDENTS.items():
         module = module_of(CATALOGUE[mistake_of(corpus_file)].function)
         text = (MISTAKES / f"{corpus_file}.py").read_text()
         build_submission(folder / student, edits={module: appended_to(module, text)})
-    hanging = replace_in(
-        "padding", "    index = (lengths - 1)", "    while True:\n        pass\n    index = (lengths - 1)"
-    )
+    # it sleeps rather than spins: the same timeout, without taking a core from the rest of the suite
+    asleep = "    import time\n    time.sleep(600)\n    index = (lengths - 1)"
+    hanging = replace_in("padding", "    index = (lengths - 1)", asleep)
     build_submission(folder / HANGING, edits={"padding": hanging})
     return folder
 
@@ -103,6 +103,7 @@ def test_the_report_opens_in_a_real_browser_shows_the_class_and_fetches_nothing(
                 for row in page.locator("#misconception-table tbody tr").all()
             ]
             headline = page.locator("#totals p.key").inner_text()
+            to_look_at = page.locator("#look-at").inner_text()
             page.screenshot(path=str(OUTPUT / "class-report.png"), full_page=True)
         finally:
             chromium.close()
@@ -113,4 +114,6 @@ def test_the_report_opens_in_a_real_browser_shows_the_class_and_fetches_nothing(
     shown = {row[0]: int(row[2].split()[0]) for row in rows}
     assert shown == Counter(mistake_of(corpus_file) for corpus_file in STUDENTS.values())
     assert re.fullmatch(r"7 students: 6 graded, 1 without a grade\.", headline), headline
+    assert f"week07/{HANGING}\tgather_final: values: timed out" in to_look_at
+    assert f"week07/{MISSING}\tno results" in to_look_at
     print(f"\nscreenshot {OUTPUT / 'class-report.png'}; misconception table {shown}; {headline}")
