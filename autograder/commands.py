@@ -73,6 +73,7 @@ def grade_all_command(submissions: Path, out: Path, jobs: int | None, force: boo
         print(f"autograde: {submissions} is not a folder of submissions", file=sys.stderr)
         return EXIT_ERROR
     jobs = jobs or roster.default_jobs()
+    out.mkdir(parents=True, exist_ok=True)  # an empty roster still gets its (empty) gradebook and report
     try:
         rubric.load().select(only)  # an unknown name stops here, before any grading
         outcomes = roster.grade_all(submissions, out, jobs, force, ProgressReport(), only)

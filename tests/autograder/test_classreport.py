@@ -246,3 +246,11 @@ def test_the_nbgrader_command_names_its_extra_when_nbgrader_is_missing(tmp_path)
 def test_it_refuses_a_results_folder_that_is_not_there(tmp_path, capsys):
     assert cli.main(["report", str(tmp_path / "nowhere"), "--out", str(tmp_path / "out")]) == 2
     assert "is not a folder of gradings" in capsys.readouterr().err
+
+
+def test_grade_all_writes_the_report_beside_the_gradebook_even_for_an_empty_roster(tmp_path):
+    (tmp_path / "submissions").mkdir()
+    assert cli.main(["grade-all", str(tmp_path / "submissions"), "--out", str(tmp_path / "results")]) == 0
+    written = {path.name for path in (tmp_path / "results").iterdir()}
+    assert written == {"gradebook.csv", "overview.md", "report.html", "misconceptions.md"}
+    assert "0 students: <strong>0 graded</strong>" in (tmp_path / "results" / "report.html").read_text()
