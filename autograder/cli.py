@@ -64,6 +64,13 @@ def build_parser() -> argparse.ArgumentParser:
     gradebook.add_argument("--roster", type=Path, help="list every roster repository, even without results")
     gradebook.set_defaults(run=lambda args: commands.gradebook_command(args.results, args.out, args.roster))
 
+    report = subcommands.add_parser("report", help="write the class report: what the class got wrong, one HTML page")
+    report.add_argument("results", type=Path, help="one subfolder per student, each with results.json")
+    report.add_argument("--out", type=Path, required=True, help="where report.html and misconceptions.md go")
+    report.add_argument("--roster", type=Path, help="list every roster repository, even without results")
+    report.add_argument("--only", type=_names, metavar="NAME[,NAME...]", help="the functions that were graded")
+    report.set_defaults(run=lambda args: commands.report_command(args.results, args.out, args.roster, args.only))
+
     gradescope = subcommands.add_parser("gradescope", help="write the Gradescope autograder bundle (a zip)")
     gradescope.add_argument("out", type=Path, help="the zip to write, e.g. autograder.zip")
     gradescope.set_defaults(run=lambda args: commands.gradescope_command(args.out))

@@ -39,6 +39,7 @@ def test_it_costs_a_module_that_does_not_import_only_its_own_items(submission):
     for item in by_function(result, "rnn_forward") + by_function(result, "lstm_step"):
         assert item.score == 0
         assert "exercises/recurrence.py could not be imported: IndentationError" in item.feedback
+        assert item.failure == "import failed"
     assert all(item.status == "passed" for item in by_function(result, "gather_final"))
 
 
@@ -51,6 +52,7 @@ def test_it_scores_a_hanging_function_zero_and_goes_on(submission):
     assert time.monotonic() - started < 60  # the bound: 2 s per call, not the start-up allowance
     (gather,) = by_function(result, "gather_final")
     assert gather.score == 0 and "did not finish (timeout)" in gather.feedback
+    assert gather.failure == "timeout"
     assert all(item.status == "passed" for item in by_function(result, "masked_mean"))
 
 
@@ -61,6 +63,7 @@ def test_it_scores_a_function_that_exits_the_process_zero_and_goes_on(submission
     result = grade(submission({"padding": exiting}), only=["gather_final", "masked_mean"])
     (gather,) = by_function(result, "gather_final")
     assert gather.score == 0 and "did not finish (exit)" in gather.feedback
+    assert gather.failure == "exit"
     assert all(item.status == "passed" for item in by_function(result, "masked_mean"))
 
 
@@ -73,6 +76,7 @@ def test_it_scores_a_keyboard_interrupt_zero_and_goes_on(submission):
     result = grade(submission({"padding": interrupting}), only=["gather_final", "masked_mean"])
     (mean,) = by_function(result, "masked_mean")
     assert mean.score == 0 and mean.feedback.startswith("masked_mean raised KeyboardInterrupt")
+    assert mean.failure == "raised"
     assert all(item.status == "passed" for item in by_function(result, "gather_final"))
 
 

@@ -181,6 +181,14 @@ def test_it_names_the_mistake_in_a_student_submission(entry, graded):
     assert others == [], f"the correct functions of {entry.module} lost points:\n\n{shown(others)}"
 
 
+@pytest.mark.parametrize("entry", cases(EVERYTHING))
+def test_its_results_record_the_mistake_its_feedback_names(entry, graded):
+    """The class report counts `tags`: they must say exactly what the feedback says."""
+    for item in graded(entry).items:
+        assert item.mistakes == ([named(item)] if named(item) else []), f"{item.name}:\n{item.feedback}"
+        assert bool(item.failure) == (item.status != "passed"), f"{item.name}: failure {item.failure!r}"
+
+
 @pytest.mark.parametrize("entry", cases(CORRECT))
 def test_it_gives_full_marks_to_a_correct_variant(entry, graded):
     result = graded(entry)
