@@ -64,6 +64,13 @@ def build_parser() -> argparse.ArgumentParser:
     gradebook.add_argument("--roster", type=Path, help="list every roster repository, even without results")
     gradebook.set_defaults(run=lambda args: commands.gradebook_command(args.results, args.out, args.roster))
 
+    report = subcommands.add_parser("report", help="write the class report: what the class got wrong, one HTML page")
+    report.add_argument("results", type=Path, help="one subfolder per student, each with results.json")
+    report.add_argument("--out", type=Path, required=True, help="where report.html and misconceptions.md go")
+    report.add_argument("--roster", type=Path, help="list every roster repository, even without results")
+    report.add_argument("--only", type=_names, metavar="NAME[,NAME...]", help="the functions that were graded")
+    report.set_defaults(run=lambda args: commands.report_command(args.results, args.out, args.roster, args.only))
+
     merge = subcommands.add_parser("merge", help="merge folders of gradings, keeping each student's newest")
     merge.add_argument("sources", type=Path, nargs="+", metavar="SOURCE", help="folders of gradings, older first")
     merge.add_argument("--out", type=Path, required=True, help="a new folder: one subfolder per student")

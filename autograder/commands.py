@@ -78,6 +78,7 @@ def grade_all_command(submissions: Path, out: Path, jobs: int | None, force: boo
         print(f"autograde: {submissions} is not a folder of submissions", file=sys.stderr)
         return EXIT_ERROR
     jobs = jobs or roster.default_jobs()
+    out.mkdir(parents=True, exist_ok=True)  # an empty roster still gets its (empty) gradebook and report
     try:
         rubric.load().select(only)  # an unknown name stops here, before any grading
         outcomes = roster.grade_all(submissions, out, jobs, grade_one, force, ProgressReport(), only)
@@ -92,7 +93,9 @@ def grade_all_command(submissions: Path, out: Path, jobs: int | None, force: boo
         print(f"grader error for {outcome.student}: {outcome.detail.splitlines()[0]}", file=sys.stderr)
     graded = sum(outcome.status == "graded" for outcome in outcomes)
     print(f"{graded} graded, {len(outcomes) - graded - len(failed)} skipped (unchanged), {len(failed)} grader error(s)")
-    return write_gradebook(out, only)
+    write_gradebook(out, only)
+    report_command(out, out, None, only, required=False)
+    return EXIT_OK
 
 
 def write_gradebook(results: Path, only: list[str] | None = None) -> int:
@@ -104,12 +107,45 @@ def write_gradebook(results: Path, only: list[str] | None = None) -> int:
     return EXIT_OK
 
 
+def missing_extra(error: ImportError, extra: str, purpose: str) -> str:
+    """What to install when an optional dependency is missing."""
+    return f"{purpose} needs {error.name or error}: python -m pip install -e '.[{extra}]' (from the grader's folder)"
+
+
+def report_command(
+    results: Path, out: Path, roster: Path | None, only: list[str] | None = None, required: bool = True
+) -> int:
+    """Write out/report.html (the class report) and out/misconceptions.md from the gradings under results."""
+    from autograder import roster_matrix as rosters
+
+    if not results.is_dir():
+        print(f"autograde: {results} is not a folder of gradings", file=sys.stderr)
+        return EXIT_ERROR
+    try:
+        from autograder import classreport
+    except ImportError as error:  # matplotlib comes with the report extra
+        print(f"autograde: {missing_extra(error, 'report', 'the class report')}", file=sys.stderr)
+        return EXIT_ERROR if required else EXIT_OK
+    try:
+        selected = rubric.load().select(only)
+        expected = rosters.repositories(roster) if roster else None
+    except (ValueError, OSError, rosters.RosterError) as error:
+        print(f"autograde: {error}", file=sys.stderr)
+        return EXIT_ERROR
+    report = classreport.write(results, out, selected, expected)
+    print(
+        f"wrote {out / classreport.PAGE} and {out / classreport.TABLE}: {len(report.graded)} graded, "
+        f"{len(report.ungraded)} without a grade, {len(report.misconceptions)} catalogue mistakes named"
+    )
+    return EXIT_OK
+
+
 def nbgrader_command(course: Path, assignment: str) -> int:
     """Write the nbgrader course directory; print what comes next."""
     try:
         from autograder import notebooks
-    except ImportError as error:  # nbformat comes with nbgrader, in the dev extra
-        print(f"autograde: {error}; install nbgrader: python -m pip install -e '.[dev]'", file=sys.stderr)
+    except ImportError as error:  # nbformat comes with nbgrader, in the nbgrader extra
+        print(f"autograde: {missing_extra(error, 'nbgrader', 'the nbgrader course')}", file=sys.stderr)
         return EXIT_ERROR
     written = notebooks.build_course(course, assignment)
     for path in written:
@@ -153,7 +189,7 @@ def gradebook_command(results: Path, out: Path, roster: Path | None) -> int:
         print(f"autograde: {results} is not a folder of gradings", file=sys.stderr)
         return EXIT_ERROR
     try:
-        expected = [student.repository for student in rosters.read(roster)] if roster else None
+        expected = rosters.repositories(roster) if roster else None
     except (OSError, rosters.RosterError) as error:
         print(f"autograde: {error}", file=sys.stderr)
         return EXIT_ERROR

@@ -190,7 +190,7 @@ def main(argv: list[str]) -> int:
         print("feedback: gh (the GitHub CLI) is not on PATH", file=sys.stderr)
         return 2
     try:
-        roster = [student.repository for student in rosters.read(args.roster)]
+        roster = rosters.repositories(args.roster)
     except (OSError, rosters.RosterError) as error:
         print(f"feedback: {error}", file=sys.stderr)
         return 2

@@ -30,6 +30,7 @@ class Entry:
     max_score: float = 0.0
     scores: dict[str, float] = field(default_factory=dict)  # item name -> score
     error: str = ""
+    document: dict = field(default_factory=dict, repr=False)  # the results.json read, for the class report
 
 
 def _text(folder: Path, name: str) -> str:
@@ -66,6 +67,7 @@ def read_entry(folder: Path, rubric: Rubric) -> Entry:
     except (OSError, ValueError) as problem:
         entry.error = f"results.json unreadable ({type(problem).__name__})"
         return entry
+    entry.document = document if isinstance(document, dict) else {}
     extra = document.get("extra_data", {}) if isinstance(document, dict) else {}
     entry.commit = entry.commit or str(extra.get("commit", "") if isinstance(extra, dict) else "")
     entry.error = _grading_problem(document, rubric)

@@ -137,7 +137,10 @@ def grade(submission: Path, rubric: Rubric) -> GradingResult:
 
                 for name in limits.preload:
                     importlib.import_module(name)
-                student = Remote(worker, deadline, float(rubric.limits.get("call_timeout", 10.0)))
+                from autograder.scrub import Scrubber
+
+                scrubber = Scrubber.for_submission(Path(sandbox) / "submission" / "exercises")
+                student = Remote(worker, deadline, float(rubric.limits.get("call_timeout", 10.0)), scrubber)
                 outcomes = run_suites(student, rubric)
             isolation = worker.isolation.as_dict()
     items = [_item_result(item, outcomes.get(item.name)) for item in rubric.items]
@@ -167,7 +170,7 @@ def one_torch_thread() -> Iterator[None]:
 
 def _item_result(item, outcome: Outcome | None) -> ItemResult:
     if outcome is None:
-        outcome = Outcome(False, "This item did not run (the grading stopped before it).")
+        outcome = Outcome(False, "This item did not run (the grading stopped before it).", failure="not run")
     return ItemResult(
         name=item.name,
         function=item.function,
@@ -178,10 +181,13 @@ def _item_result(item, outcome: Outcome | None) -> ItemResult:
         feedback=outcome.feedback,
         output=outcome.output,
         seconds=round(outcome.seconds, 3),
+        failure=outcome.failure,
+        mistakes=list(outcome.findings.mistakes),
+        measured=dict(outcome.findings.measured),
     )
 
 
 def failed_grading(rubric: Rubric, error: str, seconds: float) -> GradingResult:
     """The result written when grading itself could not finish: every item at 0, the reason given."""
-    items = [_item_result(item, Outcome(False, f"Not graded: {error}")) for item in rubric.items]
+    items = [_item_result(item, Outcome(False, f"Not graded: {error}", failure="not graded")) for item in rubric.items]
     return GradingResult(items, round(seconds, 2), {"grader_version": __version__}, [], error)

@@ -2,13 +2,15 @@
 
 Registered object by object (`pytest.main(plugins=[GradingPlugin(...)])`): it
 provides the `student` fixture, keeps only the rubric's items (and those of
-`--only`), and records each test's outcome and feedback in `config.stash`.
+`--only`), and records each test's outcome, feedback and findings (the mistakes
+its check named, the accuracies it measured) in `config.stash`.
 """
 
 from dataclasses import dataclass, field
 
 import pytest
 
+from autograder.checks.findings import Findings, recording
 from autograder.rubric import Item, Rubric
 
 outcomes_key = pytest.StashKey[dict[str, "Outcome"]]()
@@ -21,6 +23,8 @@ class Outcome:
     output: str = ""
     seconds: float = 0.0
     description: str = ""
+    failure: str = ""  # why it failed: "wrong", "not done", "raised", "timeout", ... (see failure_kind)
+    findings: Findings = field(default_factory=Findings)
 
 
 @dataclass(eq=False)  # pluggy keeps plugins in sets: identity, not equality
@@ -29,6 +33,7 @@ class GradingPlugin:
     rubric: Rubric
     outcomes: dict[str, Outcome] = field(default_factory=dict)
     unknown: list[str] = field(default_factory=list)
+    found: dict[str, Findings] = field(default_factory=dict)  # test node id -> what its check found
 
     @pytest.fixture(name="student")
     def student_fixture(self) -> object:
@@ -59,7 +64,9 @@ class GradingPlugin:
         transcript = getattr(self.student, "transcript", None)
         if transcript is not None:
             transcript.clear()
-        return (yield)
+        with recording() as found:
+            self.found[item.nodeid] = found
+            return (yield)
 
     @pytest.hookimpl(wrapper=True)
     def pytest_runtest_makereport(self, item: pytest.Item, call: pytest.CallInfo):
@@ -73,6 +80,8 @@ class GradingPlugin:
                     output="".join(getattr(self.student, "transcript", [])),
                     seconds=call.duration,
                     description=_description(item, graded),
+                    failure=failure_kind(call.excinfo),
+                    findings=self.found.get(item.nodeid, Findings()),
                 )
         return report
 
@@ -96,3 +105,16 @@ def feedback_for(excinfo: pytest.ExceptionInfo | None) -> str:
     if isinstance(error, (AssertionError, StudentError)):
         return str(error)
     return f"The grader could not check this item ({type(error).__name__}: {error}). Please tell your instructor."
+
+
+def failure_kind(excinfo: pytest.ExceptionInfo | None) -> str:
+    """Why an item failed, as a word the class report counts: "" when it passed."""
+    if excinfo is None:
+        return ""
+    from autograder.student import Died, ImportFailed, NotDone, Raised
+
+    error = excinfo.value
+    if isinstance(error, Died):
+        return error.kind  # timeout, crash, exit or out of memory
+    named = ((NotDone, "not done"), (ImportFailed, "import failed"), (Raised, "raised"), (AssertionError, "wrong"))
+    return next((word for kind, word in named if isinstance(error, kind)), "grader error")

@@ -48,6 +48,13 @@ def _number(value: float) -> float | int:
     return int(value) if float(value).is_integer() else round(value, 2)
 
 
+def test_data(item: ItemResult) -> dict:
+    """A test's machine-readable record: its function, why it failed, what its check measured (no timing:
+    the same submission gives the same results.json but for execution_time)."""
+    failure = {"failure": item.failure} if item.failure else {}
+    return {"function": item.function, **failure, **item.measured}
+
+
 def gradescope(result: GradingResult) -> dict:
     """The results.json document in Gradescope's autograder format."""
     tests = [
@@ -58,6 +65,8 @@ def gradescope(result: GradingResult) -> dict:
             "status": item.status,
             "output": item_text(item),
             "visibility": "visible",
+            "tags": list(item.mistakes),  # the catalogue ids named: the class report counts these
+            "extra_data": test_data(item),
         }
         for item in result.items
     ]

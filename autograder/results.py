@@ -14,6 +14,9 @@ class ItemResult:
     feedback: str = ""  # empty when passed
     output: str = ""  # what the student's code printed during the item (bounded)
     seconds: float = 0.0
+    failure: str = ""  # why it failed ("wrong", "not done", "raised", "timeout", "crash", ...); "" when passed
+    mistakes: list[str] = field(default_factory=list)  # the catalogue ids its feedback names
+    measured: dict[str, object] = field(default_factory=dict)  # threshold items: accuracy, threshold, seeds
 
 
 @dataclass

@@ -112,6 +112,11 @@ def read(path: Path) -> list[Student]:
     return parse(path.read_text(encoding="utf-8"))
 
 
+def repositories(path: Path) -> list[str]:
+    """The roster's repositories (owner/name), in order."""
+    return [student.repository for student in read(path)]
+
+
 def shards(students: list[Student], size: int = SHARD_SIZE) -> list[Shard]:
     """Consecutive shards of about `size` students (their sizes differ by one at most), at most 256."""
     if size < 1:

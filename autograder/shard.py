@@ -10,9 +10,10 @@ deadline, and records in RESULTS/<owner__name>/ the repository (`student`), the 
 (`deadline`), the commit (`commit`) and its committer time (`commit-time`), or why there is nothing
 to grade (`error`). Clones carry no credentials, so only public repositories can be read.
 `finish` stamps every grading with the time it was made (`graded-at`: the merge keeps each
-student's newest) and drops grade-all's gradebook of the shard (the gradebook job writes the
-roster's). `check` exits 1 naming every student whose grading failed, so the job shows red and can
-be re-run. Standard library only.
+student's newest), shows the shard's overview on its job's page and drops grade-all's gradebook
+and report of the shard (the gradebook job writes the roster's), so that the shard's artifact holds
+only the students' folders. `check` exits 1 naming every student whose grading failed, so the job
+shows red and can be re-run. Standard library only.
 """
 
 import argparse
@@ -100,8 +101,9 @@ def finish(results: Path, now: datetime | None = None) -> int:
     if summary and overview.is_file():  # the shard's own table, on its job's page
         with open(summary, "a", encoding="utf-8") as page:
             page.write(overview.read_text(encoding="utf-8"))
-    for name in ("gradebook.csv", "overview.md"):
-        (results / name).unlink(missing_ok=True)
+    for path in results.iterdir():  # the shard's gradebook and report: the gradebook job writes the roster's
+        if path.is_file():
+            path.unlink()
     return 0
 
 

@@ -21,6 +21,7 @@ from torch import nn
 from autograder.runtime import codec, harness, trusted
 from autograder.runtime.codec import ArgRef, Build, Effect, Optimizer, Seeded
 from autograder.sandbox import Worker, WorkerDied
+from autograder.scrub import Scrubber
 
 DEFAULT_TIMEOUT = 10.0
 TODO_LABEL = re.compile(r"TODO \d+ · [^:]+")
@@ -192,6 +193,7 @@ class Runner:
     """What both ways of running share: describe the call, answer it, turn the answer into a Call."""
 
     threads = 1  # torch threads per call
+    scrubber: Scrubber | None = None  # withholds quotes of the grader's files from what the student's code says
 
     def run(
         self,
@@ -205,6 +207,7 @@ class Runner:
         """Call `target` ("module.function") with `args`; raise StudentError when it fails."""
         request = _request(target, args, kwargs, seed, grad, self.threads)
         response, output = self._answer(request, timeout)
+        response = self.scrub(response)
         if not response.get("ok"):
             raise _failure(response, target)
         call = _call_from(response, output)
@@ -214,12 +217,23 @@ class Runner:
     def _answer(self, request: dict[str, Any], timeout: float | None) -> tuple[dict[str, Any], str]:
         raise NotImplementedError
 
+    def scrub(self, value: Any) -> Any:
+        """Every text in `value` that came from the student's side, without quotes of the grader's files."""
+        return value if self.scrubber is None else self.scrubber.value(value)
+
 
 class Remote(Runner):
     """Calls run in the worker process."""
 
-    def __init__(self, worker: Worker, deadline: float | None = None, call_timeout: float = DEFAULT_TIMEOUT) -> None:
+    def __init__(
+        self,
+        worker: Worker,
+        deadline: float | None = None,
+        call_timeout: float = DEFAULT_TIMEOUT,
+        scrubber: Scrubber | None = None,
+    ) -> None:
         self.worker = worker
+        self.scrubber = scrubber
         self.call_timeout = call_timeout  # used when a check names no timeout of its own
         self.deadline = deadline  # time.monotonic() by which the whole grading must end
         self.transcript: list[str] = []  # what the student's code printed, call by call
@@ -235,13 +249,13 @@ class Remote(Runner):
         try:
             response = self.worker.request(request, timeout)
         except WorkerDied as death:
-            self.transcript.append(self.worker.output.decode("utf-8", "replace"))
+            self.transcript.append(self.scrub(self.worker.output.decode("utf-8", "replace")))
             hint = DEATH_HINTS.get(death.kind, "")
             if death.kind == "timeout" and target.startswith("harness."):
                 hint = "The recipe takes a few seconds with vectorised code; a Python loop over rows is far too slow."
             message = f"{_subject(target)} did not finish ({death.kind}): {death.detail}. {hint}"
             raise Died(message, death.kind) from None
-        self.transcript.append(self.worker.output.decode("utf-8", "replace"))
+        self.transcript.append(self.scrub(self.worker.output.decode("utf-8", "replace")))
         return response, self.transcript[-1]
 
 

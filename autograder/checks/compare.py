@@ -15,6 +15,7 @@ import numpy as np
 import torch
 
 from autograder.catalogue import CATALOGUE
+from autograder.checks import findings
 from autograder.runtime.codec import Unsupported
 
 ATOL, RTOL = 1e-5, 1e-4  # DESIGN.md: "equals" is allclose(atol=1e-5, rtol=1e-4)
@@ -145,10 +146,12 @@ def _matches(got: torch.Tensor, variant: Any) -> bool:
 
 
 def with_diagnosis(mistake: str | None, report: str) -> str:
-    """Lead with the named mistake, when there is one."""
+    """Lead with the named mistake, when there is one (and record its id for results.json)."""
     if mistake is None:
         return report
-    return f"{CATALOGUE[mistake.split(':')[0]].feedback}\n{report}"  # "R3:ih" is a second form of R3
+    named = CATALOGUE[mistake.split(":")[0]]  # "R3:ih" is a second form of R3
+    findings.name_mistake(named.id)
+    return f"{named.feedback}\n{report}"
 
 
 def variant_outputs(table: dict[str, Callable[..., Any]], *args: Any) -> dict[str, Any]:

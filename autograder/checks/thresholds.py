@@ -13,6 +13,7 @@ from typing import Any
 import torch
 
 from autograder import rubric
+from autograder.checks import findings
 from autograder.checks.compare import expect_tensor, fail
 from solutions import data
 
@@ -68,6 +69,12 @@ def _verdict(function: str, aspect: str, student) -> None:
     settings = recipe(function, aspect)
     accuracies = [accuracy(student, settings, seed) for seed in settings["seeds"]]
     reached = statistics.median(accuracies)
+    findings.measure(
+        accuracy=round(reached, 4),
+        threshold=settings["threshold"],
+        seeds=list(settings["seeds"]),
+        seed_accuracies=[round(value, 4) for value in accuracies],
+    )
     if reached < settings["threshold"]:
         shown = ", ".join(f"{value:.3f}" for value in accuracies)
         fail(

@@ -118,13 +118,17 @@ def test_it_lists_a_student_without_a_valid_grading_with_the_reason_and_no_total
 
 
 def test_its_overview_gives_the_table_the_mean_and_median_and_full_marks_per_item(written):
-    entries, out = written
+    _, out = written
     selected = rubric.load().select(ONLY)
     gather = next(item for item in selected.items if item.function == "gather_final")
     text = (out / "overview.md").read_text()
-    totals = [entry.total for entry in entries if entry.total is not None]
+    alice, bob = selected.total, selected.total - gather.points  # as graded in the fixture: full marks; G1
     assert "7 students: 2 graded, 5 without a grade." in text
-    assert f"mean {sum(totals) / 2:.1f}, median {sorted(totals)[0] / 2 + sorted(totals)[1] / 2:g}" in text
+    middle = (alice + bob) / 2  # of two totals, the mean and the median
+    assert f"Total out of {alice:g}: mean {middle:.1f}, median {middle:g}, min {bob:g}, max {alice:g}." in text
+    # of three, they differ: a median that is the mean (or the reverse) shows here
+    three = [gradebook.Entry(name, total=total) for name, total in (("a", alice), ("b", bob), ("c", 0.0))]
+    assert f"mean {(alice + bob) / 3:.1f}, median {bob:g}, min 0, max {alice:g}." in gradebook.overview(three, selected)
     assert f"| {gather.name} | {gather.points:g} | 1/2 (50%) |" in text
     assert f"| course/alice-week07 | a1b2c3d4e5f6 | {selected.total:g} | {selected.total:g} |  |" in text
     assert "## Grading failed: regrade or follow up" in text

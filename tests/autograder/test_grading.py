@@ -40,6 +40,7 @@ def test_it_costs_a_module_that_does_not_import_only_its_own_items(submission):
     for item in by_function(result, "rnn_forward") + by_function(result, "lstm_step"):
         assert item.score == 0
         assert "exercises/recurrence.py could not be imported: IndentationError" in item.feedback
+        assert item.failure == "import failed"
     assert all(item.status == "passed" for item in by_function(result, "gather_final"))
 
 
@@ -52,6 +53,7 @@ def test_it_scores_a_hanging_function_zero_and_goes_on(submission):
     assert time.monotonic() - started < 60  # the bound: 2 s per call, not the start-up allowance
     (gather,) = by_function(result, "gather_final")
     assert gather.score == 0 and "did not finish (timeout)" in gather.feedback
+    assert gather.failure == "timeout"
     assert all(item.status == "passed" for item in by_function(result, "masked_mean"))
 
 
@@ -62,6 +64,7 @@ def test_it_scores_a_function_that_exits_the_process_zero_and_goes_on(submission
     result = grade(submission({"padding": exiting}), only=["gather_final", "masked_mean"])
     (gather,) = by_function(result, "gather_final")
     assert gather.score == 0 and "did not finish (exit)" in gather.feedback
+    assert gather.failure == "exit"
     assert all(item.status == "passed" for item in by_function(result, "masked_mean"))
 
 
@@ -74,6 +77,7 @@ def test_it_scores_a_keyboard_interrupt_zero_and_goes_on(submission):
     result = grade(submission({"padding": interrupting}), only=["gather_final", "masked_mean"])
     (mean,) = by_function(result, "masked_mean")
     assert mean.score == 0 and mean.feedback.startswith("masked_mean raised KeyboardInterrupt")
+    assert mean.failure == "raised"
     assert all(item.status == "passed" for item in by_function(result, "gather_final"))
 
 
@@ -112,10 +116,28 @@ def test_it_grades_the_same_submission_identically_twice(submission, tmp_path):
     assert '"[G3]' in documents[0] or "[G3]" in documents[0]
 
 
-def test_it_starts_the_worker_before_the_grader_pays_for_importing_torch():
-    command = "import sys, autograder.commands; print('torch' in sys.modules)"
-    imported = subprocess.run([sys.executable, "-c", command], capture_output=True, text=True, check=True)
-    assert imported.stdout.strip() == "False", "importing the grading command must not import torch"
+# `autograde grade` in a fresh process, with an audit hook noting whether the grader had imported torch
+# at each start of a worker (the worker's boot code names the runtime package) and at the end
+WORKER_STARTS_AND_TORCH = """
+import json, sys
+starts = []
+def note(event, arguments):
+    if event == "subprocess.Popen" and "from autograde_runtime import worker" in " ".join(map(str, arguments[1])):
+        starts.append("torch" in sys.modules)
+sys.addaudithook(note)
+from autograder import cli
+code = cli.main(["grade", "--reference", "--only", "gather_final", "--out", sys.argv[1]])
+print(json.dumps({"code": code, "torch_at_worker_starts": starts, "torch_at_the_end": "torch" in sys.modules}))
+"""
+
+
+def test_it_starts_the_worker_before_the_grader_pays_for_importing_torch(tmp_path):
+    command = [sys.executable, "-c", WORKER_STARTS_AND_TORCH, str(tmp_path)]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    seen = json.loads(done.stdout.splitlines()[-1])
+    assert seen["code"] == 0 and seen["torch_at_the_end"], seen
+    assert seen["torch_at_worker_starts"][:1] == [False], "the grader imported torch before it started the worker"
 
 
 def test_it_preloads_only_what_the_selected_items_need():

@@ -1,6 +1,7 @@
 """The report writers: Gradescope's results.json, the Markdown summary, the terminal table."""
 
 import json
+import statistics
 from pathlib import Path
 
 import jsonschema
@@ -36,6 +37,34 @@ def test_it_names_every_test_after_the_function_it_grades(reference_result):
     functions = {todo.function.split(".")[0] for todo in stubs.todos()}
     for test in reports.gradescope(reference_result)["tests"]:
         assert test["name"].split(":")[0] in functions
+
+
+def test_it_records_the_mistakes_named_and_the_numbers_measured_in_fields_gradescope_allows():
+    result = sample(feedback="[G1] the state after the padding")
+    result.items[1].mistakes, result.items[1].failure = ["G1"], "wrong"
+    result.items[0].measured = {"accuracy": 0.93, "threshold": 0.8, "seeds": [0, 1, 2], "seed_accuracies": [0.9] * 3}
+    document = reports.gradescope(result)
+    validate(document)
+    passed, failed = document["tests"]
+    assert (passed["tags"], failed["tags"]) == ([], ["G1"])
+    assert passed["extra_data"] == {"function": "rnn_forward", **result.items[0].measured}
+    assert failed["extra_data"] == {"function": "gather_final", "failure": "wrong"}
+
+
+def test_it_records_each_threshold_items_accuracies_whether_it_passed_or_not(reference_result, stub_result):
+    thresholds = rubric.load().thresholds
+    for test in reports.gradescope(reference_result)["tests"]:
+        function, aspect = test["name"].split(": ")
+        settings = thresholds.get(function, {}).get(aspect.replace(" ", "_"))
+        extra = test["extra_data"]
+        if settings is None:
+            assert "accuracy" not in extra, test["name"]
+            continue
+        assert extra["threshold"] == settings["threshold"] and extra["seeds"] == settings["seeds"]
+        assert len(extra["seed_accuracies"]) == len(settings["seeds"])
+        assert extra["accuracy"] == statistics.median(extra["seed_accuracies"]) >= settings["threshold"]
+    stubs_failures = {test["extra_data"].get("failure") for test in reports.gradescope(stub_result)["tests"]}
+    assert stubs_failures == {"not done"}
 
 
 def test_it_records_the_environment_of_the_grading(reference_result):

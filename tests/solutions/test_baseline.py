@@ -11,8 +11,10 @@ from solutions import baseline, data
 # Day 1, "A task that needs memory": the bag of counts scores 0.4960 on make_sequences(8000, seed=0) /
 # make_sequences(2000, seed=1), below the majority class's 0.5020.
 LESSON_BASELINE_ACCURACY = 0.4960
-BASELINE_TOLERANCE = 0.01
 LESSON_MAJORITY_ACCURACY = 0.5020
+# 10 of the 2000 validation rows: about as many as the fitted model puts within 1e-4 of probability 0.5,
+# where another CPU's rounding may flip a prediction. It stays below the lesson's gap to the majority (0.006).
+BASELINE_TOLERANCE = 0.005
 
 
 def counts_by_hand(tokens: torch.Tensor) -> np.ndarray:
@@ -63,7 +65,8 @@ def test_fit_baseline_reproduces_the_day1_accuracy():
     assert isinstance(accuracy, float)
     assert abs(accuracy - LESSON_BASELINE_ACCURACY) <= BASELINE_TOLERANCE
     majority = max(val_labels.float().mean().item(), 1 - val_labels.float().mean().item())
-    assert abs(majority - LESSON_MAJORITY_ACCURACY) < 1e-4
+    assert majority == pytest.approx(LESSON_MAJORITY_ACCURACY, abs=1e-6)  # 1004 of 2000 rows: exact
+    assert accuracy < majority, "the lesson's point: counts score below always guessing the majority class"
 
 
 def test_fit_baseline_learns_from_counts_and_scores_on_the_validation_rows():

@@ -1,5 +1,7 @@
 """The shifted next-token loss and sampling (solutions/language_model.py) against hand-written PyTorch."""
 
+import itertools
+
 import pytest
 import torch
 from torch import nn
@@ -14,9 +16,14 @@ LESSON_LOSS = 2.2874
 LESSON_LOSS_POSITIONS = 44
 # Day 6, "Learning a real pattern": next-token accuracy after 60 full-batch epochs (loss 0.4304); the ceiling is ~0.90
 LESSON_PATTERN_ACCURACY = 0.9074
-PATTERN_MIN_ACCURACY = 0.89  # threshold for the slow test below (lesson: 0.9074 at epoch 60, 0.8858 at epoch 40)
-# Day 6, "Generating from it": 19 tokens after a 1, from the model trained 60 epochs without clipping
-LESSON_SAMPLES = {0.2: "12345123451234512345", 1.0: "12345123544223451234", 2.0: "12345125544122453425"}
+PATTERN_MIN_ACCURACY = 0.89  # threshold for the slow tests below (lesson: 0.9074 at epoch 60, 0.8858 at epoch 40)
+# Day 6, "Generating from it": 19 tokens after a 1, from the model trained 60 epochs without clipping, print
+# 12345123451234512345 at temperature 0.2, 12345123544223451234 at 1.0 and 12345125544122453425 at 2.0. Only the
+# first is compared exactly: each of its draws is near-certain. At 1.0 and 2.0 a rounding difference anywhere in
+# 60 epochs of Adam (another CPU) can change one draw and every token after it; there the test measures the drift.
+LESSON_COLD_TEMPERATURE, LESSON_COLD_SAMPLE = 0.2, "12345123451234512345"
+NEAR_CERTAIN = 0.999  # the least probability of a draw in the exact sample
+SAMPLE_STEPS = 1000  # tokens drawn per temperature to measure how often the samples follow the pattern
 
 
 @pytest.fixture
@@ -225,12 +232,41 @@ def test_training_with_next_token_loss_reaches_the_day6_accuracy(one_thread):
     assert accuracies[-1] >= PATTERN_MIN_ACCURACY
 
 
+def successors(tokens: list[int]) -> torch.Tensor:
+    """The pattern's next digit after each token but the last: 1 -> 2, ..., 4 -> 5, 5 -> 1."""
+    return torch.tensor(tokens[:-1]) % 5 + 1
+
+
+def followed(tokens: list[int]) -> float:
+    """The fraction of steps whose token is the pattern's next digit after the one before."""
+    return (torch.tensor(tokens[1:]) == successors(tokens)).float().mean().item()
+
+
+def tempered(net: nn.Module, tokens: list[int], temperature: float) -> torch.Tensor:
+    """softmax(logits / temperature) of each step, the state carried: (len(tokens) - 1, vocab)."""
+    with torch.no_grad():
+        logits, _ = net(torch.tensor([tokens[:-1]]))
+    return torch.softmax(logits[0] / temperature, dim=-1)
+
+
 @pytest.mark.slow
-def test_sampling_from_the_trained_model_reproduces_the_day6_generations(one_thread):
-    """Day 6 "Generating from it": at temperatures 0.2, 1.0, 2.0 the 20-token lists the lesson prints."""
-    net, _ = train_on_the_pattern(clip=None)
+def test_sampling_from_the_trained_model_shows_the_day6_temperatures(one_thread):
+    """Day 6 "Generating from it": at 0.2 the pattern repeats cleanly (the lesson's 20 tokens); hotter, it drifts."""
+    net, accuracies = train_on_the_pattern(clip=None)
     net.eval()
-    for temperature, expected in LESSON_SAMPLES.items():
-        # the lesson seeds the global generator with 0; a fresh generator seeded 0 draws the same numbers
-        tokens = language_model.sample(net, 1, 19, temperature, torch.Generator().manual_seed(0))
-        assert "".join(str(token) for token in tokens) == expected, f"temperature {temperature}"
+    assert accuracies[-1] >= PATTERN_MIN_ACCURACY  # the lesson's model has learnt the pattern
+    # the lesson seeds the global generator with 0; a fresh generator seeded 0 draws the same numbers
+    cold = language_model.sample(net, 1, 19, LESSON_COLD_TEMPERATURE, torch.Generator().manual_seed(0))
+    assert "".join(str(token) for token in cold) == LESSON_COLD_SAMPLE
+    drawn = tempered(net, cold, LESSON_COLD_TEMPERATURE)[torch.arange(19), torch.tensor(cold[1:])]
+    assert drawn.min().item() > NEAR_CERTAIN  # why this string is the same on every CPU
+    rates, noise = {}, {}
+    for temperature in (0.2, 1.0, 2.0):
+        tokens = language_model.sample(net, 1, SAMPLE_STEPS, temperature, torch.Generator().manual_seed(0))
+        # the model's own probability of the pattern's next digit, along the sampled path
+        expected = tempered(net, tokens, temperature)[torch.arange(SAMPLE_STEPS), successors(tokens)].mean().item()
+        rates[temperature] = followed(tokens)
+        noise[temperature] = 4 * (expected * (1 - expected) / SAMPLE_STEPS) ** 0.5 + 1 / SAMPLE_STEPS  # 4 s.e. + 1 draw
+        assert abs(rates[temperature] - expected) <= noise[temperature], f"temperature {temperature}: {rates}"
+    coldest_first = list(rates.values())
+    assert all(colder - hotter > max(noise.values()) for colder, hotter in itertools.pairwise(coldest_first)), rates

@@ -1,0 +1,224 @@
+"""The class report as one self-contained HTML page: no script, no font, nothing fetched.
+
+A Content-Security-Policy in the page itself forbids every request, so the page opens the
+same from a downloaded artifact as from disk. Every text that came from a results folder
+(names, errors, feedback) is escaped.
+"""
+
+import statistics
+from html import escape
+
+from autograder.classreport import charts
+from autograder.classreport.data import ClassReport, Misconception, Share, Threshold
+
+TITLE = "Class report · Week 07 · Recurrent Networks"
+NAMES_SHOWN = 12  # students named per misconception before "and N more"
+POLICY = "default-src 'none'; style-src 'unsafe-inline'; img-src data:; base-uri 'none'; form-action 'none'"
+STYLE = """
+body { font: 15px/1.45 system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; color: #1d1d1f;
+       max-width: 62rem; margin: 0 auto; padding: 1.5rem; }
+h1 { font-size: 1.6rem; margin-bottom: .2rem; } h2 { margin-top: 2.2rem; border-bottom: 1px solid #ccc; }
+table { border-collapse: collapse; width: 100%; margin: .6rem 0; }
+th, td { text-align: left; vertical-align: top; padding: .3rem .5rem; border-bottom: 1px solid #e3e3e3; }
+td.number, th.number { text-align: right; white-space: nowrap; }
+pre { white-space: pre-wrap; overflow-wrap: anywhere; font-size: .8rem; background: #f5f5f7;
+      padding: .4rem; margin: 0; }
+svg.chart { max-width: 100%; height: auto; display: block; }
+figure { margin: .8rem 0; } figcaption { font-size: .85rem; color: #555; }
+.muted { color: #666; } .key { font-size: 1.05rem; }
+nav ol { columns: 2; }
+@media print {
+  body { max-width: none; padding: 0; font-size: 11pt; } nav { display: none; }
+  h2 { break-after: avoid; } figure, tr, pre { break-inside: avoid; }
+  a { color: inherit; text-decoration: none; }
+}
+"""
+SECTIONS = {
+    "totals": "Totals",
+    "misconceptions": "What to re-teach: the misconceptions",
+    "full-marks": "Full marks per TODO and per item",
+    "thresholds": "Training thresholds",
+    "look-at": "Students to look at",
+    "health": "Grading health",
+}
+
+
+def _number(value: float | None) -> str:
+    return "–" if value is None else f"{value:g}"
+
+
+def _percent(part: int, whole: int) -> str:
+    return f"{100 * part / whole:.0f}%" if whole else "–"
+
+
+def _figure(svg: str, caption: str) -> str:
+    return f"<figure>{svg}<figcaption>{escape(caption)}</figcaption></figure>"
+
+
+def _table(headings: list[str], rows: list[list[str]], table_id: str = "", numbers: tuple[int, ...] = ()) -> str:
+    """A table whose cells are already HTML; the columns in `numbers` are right-aligned."""
+
+    def cell(tag: str, column: int, content: str) -> str:
+        return f'<{tag} class="number">{content}</{tag}>' if column in numbers else f"<{tag}>{content}</{tag}>"
+
+    head = "".join(cell("th", column, escape(text)) for column, text in enumerate(headings))
+    body = "".join("<tr>" + "".join(cell("td", c, text) for c, text in enumerate(row)) + "</tr>" for row in rows)
+    identity = f' id="{table_id}"' if table_id else ""
+    return f"<table{identity}><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+
+
+def totals(report: ClassReport) -> str:
+    graded, ungraded, scores = report.graded, report.ungraded, report.totals
+    lines = [
+        f'<p class="key">{len(report.students)} students: <strong>{len(graded)} graded</strong>, '
+        f"<strong>{len(ungraded)} without a grade</strong>.</p>"
+    ]
+    if not scores:
+        return "\n".join([*lines, "<p>No grading to chart.</p>"])
+    lines.append(
+        f"<p>Total out of {_number(report.max_score)}: mean {report.mean:.1f}, median {report.median:g}, "
+        f"min {min(scores):g}, max {max(scores):g}.</p>"
+    )
+    chart = charts.totals_histogram(scores, report.max_score, report.mean or 0.0, report.median or 0.0)
+    lines.append(_figure(chart, f"The totals of the {len(graded)} graded students."))
+    if ungraded:
+        rows = [[escape(one.name), escape(one.error)] for one in ungraded]
+        lines += ["<p>Without a grade, and why (details under “Students to look at”):</p>"]
+        lines.append(_table(["student", "why"], rows))
+    return "\n".join(lines)
+
+
+def _names(students: list[str]) -> str:
+    shown = ", ".join(students[:NAMES_SHOWN])
+    more = f" and {len(students) - NAMES_SHOWN} more" if len(students) > NAMES_SHOWN else ""
+    return escape(shown + more)
+
+
+def _misconception_row(mistake: Misconception, graded: int) -> list[str]:
+    what = f"{escape(mistake.explanation)}.<br><span class='muted'>{_names(mistake.students)}</span>"
+    count = f"{len(mistake.students)} ({_percent(len(mistake.students), graded)})"
+    where = f"<code>{escape(mistake.function)}</code>" if mistake.function else ""
+    example = f"<pre>{escape(mistake.example)}</pre>"
+    return [f"<strong>{escape(mistake.id)}</strong>", where, count, what, escape(mistake.lesson), example]
+
+
+def misconceptions(report: ClassReport) -> str:
+    if not report.misconceptions:
+        return "<p>No catalogue mistake was named for any graded student.</p>"
+    intro = (
+        f"<p>Each mistake of the catalogue that the grader named for at least one of the {len(report.graded)} "
+        "graded students, most students first, with the lesson to reread and one student's feedback.</p>"
+    )
+    rows = [_misconception_row(mistake, len(report.graded)) for mistake in report.misconceptions]
+    headings = ["id", "function", "students", "the mistake", "reread", "example feedback"]
+    return intro + _table(headings, rows, "misconception-table", numbers=(2,))
+
+
+def _share_rows(shares: list[Share]) -> list[list[str]]:
+    return [[escape(s.label), _number(s.points), f"{s.full}/{s.graded}", _percent(s.full, s.graded)] for s in shares]
+
+
+def full_marks(report: ClassReport) -> str:
+    if not report.graded:
+        return "<p>No graded student.</p>"
+    labels = [share.label for share in report.todos]
+    counts = [f"{share.full}/{share.graded}" for share in report.todos]
+    chart = charts.full_marks_bars(labels, [share.fraction for share in report.todos], counts)
+    headings = ["", "points", "full marks", "share"]
+    return "\n".join(
+        [
+            _figure(chart, "Graded students with full marks on every item of a TODO, worst first."),
+            "<h3>Per TODO, worst first</h3>",
+            _table(["TODO", *headings[1:]], _share_rows(report.todos), "todo-table", numbers=(1, 2, 3)),
+            "<h3>Per rubric item, worst first</h3>",
+            _table(["item", *headings[1:]], _share_rows(report.items), "item-table", numbers=(1, 2, 3)),
+        ]
+    )
+
+
+def _threshold(item: Threshold) -> str:
+    values = list(item.accuracies.values())
+    missing = f" {len(item.without)} without an accuracy (the training crashed or timed out)." if item.without else ""
+    text = (
+        f"<h3>{escape(item.item)}</h3><p>{escape(item.describe)}. Threshold {item.threshold:g}: "
+        f"{item.reached} of {len(values)} students reached it.{missing}</p>"
+    )
+    if not values:
+        return text
+    chart = charts.accuracy_histogram(item.item, values, item.threshold)
+    return text + _figure(chart, f"Median accuracy per student on {item.item}, the threshold dashed.")
+
+
+def thresholds(report: ClassReport) -> str:
+    if not report.thresholds:
+        return "<p>No threshold item was graded.</p>"
+    return "\n".join(_threshold(item) for item in report.thresholds)
+
+
+def look_at(report: ClassReport) -> str:
+    parts = []
+    for heading, entries in report.look_at.items():
+        parts.append(f"<h3>{escape(heading)} ({len(entries)})</h3>")
+        rows = [[escape(entry.student), escape(entry.reason)] for entry in entries]
+        parts.append(_table(["student", "what"], rows) if rows else "<p class='muted'>None.</p>")
+    return "\n".join(parts)
+
+
+def _counted(counter) -> str:
+    return "; ".join(f"{escape(value)} ({count})" for value, count in counter.most_common())
+
+
+def health(report: ClassReport) -> str:
+    state = report.health
+    parts = []
+    if state.seconds:
+        ordered = sorted(state.seconds)
+        middle = statistics.median(ordered)
+        slowest = ", ".join(f"{escape(name)} {seconds:.1f} s" for name, seconds in state.slowest)
+        parts.append(
+            f"<p>Time per grading: min {ordered[0]:.1f} s, median {middle:.1f} s, max {ordered[-1]:.1f} s "
+            f"({len(ordered)} gradings). Slowest: {slowest}.</p>"
+        )
+    rows = [[escape(key), _counted(counter)] for key, counter in state.versions.items()]
+    parts.append(_table(["recorded", "values (gradings)"], rows, "version-table") if rows else "")
+    rows = [[escape(key), _counted(counter)] for key, counter in state.isolation.items()]
+    parts.append("<h3>Isolation recorded (extra_data.isolation)</h3>")
+    parts.append(_table(["key", "values (gradings)"], rows, "isolation-table") if rows else "<p>None recorded.</p>")
+    return "\n".join(parts)
+
+
+RENDERERS = {
+    "totals": totals,
+    "misconceptions": misconceptions,
+    "full-marks": full_marks,
+    "thresholds": thresholds,
+    "look-at": look_at,
+    "health": health,
+}
+
+
+def page(report: ClassReport, source: str) -> str:
+    """The whole page; `source` says where the gradings came from (shown under the title)."""
+    contents = "".join(f'<li><a href="#{key}">{escape(title)}</a></li>' for key, title in SECTIONS.items())
+    sections = "\n".join(
+        f'<section id="{key}"><h2>{escape(title)}</h2>\n{RENDERERS[key](report)}\n</section>'
+        for key, title in SECTIONS.items()
+    )
+    return f"""<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta http-equiv="Content-Security-Policy" content="{POLICY}">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>{escape(TITLE)}</title>
+<style>{STYLE}</style>
+</head>
+<body>
+<header><h1>{escape(TITLE)}</h1>
+<p class="muted">From the gradings in {escape(source)}: {len(report.students)} students, \
+{len(report.items)} rubric items.</p></header>
+<nav><ol>{contents}</ol></nav>
+{sections}
+</body>
+</html>
+"""

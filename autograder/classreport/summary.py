@@ -1,0 +1,32 @@
+"""The misconception table in Markdown, for GitHub's job summary beside the gradebook's overview."""
+
+from autograder.classreport.data import ClassReport
+
+TOP = 10
+
+
+def _cell(text: str) -> str:
+    return text.replace("|", "\\|").replace("\n", " ")
+
+
+def misconception_table(report: ClassReport, top: int = TOP) -> str:
+    """The `top` catalogue mistakes named for the most graded students, with the lesson to reread."""
+    graded = len(report.graded)
+    lines = ["## What to re-teach: the misconceptions named most often", ""]
+    if not report.misconceptions:
+        return "\n".join([*lines, f"No catalogue mistake was named for any of the {graded} graded students.", ""])
+    lines += [
+        f"Of {graded} graded students; the whole list, with an example each, is in `report.html`.",
+        "",
+        "| id | function | students | the mistake | reread |",
+        "|---|---|---:|---|---|",
+    ]
+    for mistake in report.misconceptions[:top]:
+        count = len(mistake.students)
+        share = f"{count} ({100 * count / graded:.0f}%)" if graded else str(count)
+        cells = [mistake.id, f"`{mistake.function}`" if mistake.function else "", share]
+        cells += [mistake.explanation, mistake.lesson]
+        lines.append("| " + " | ".join(_cell(cell) for cell in cells) + " |")
+    if len(report.misconceptions) > top:
+        lines += ["", f"... and {len(report.misconceptions) - top} more in `report.html`."]
+    return "\n".join(lines) + "\n"

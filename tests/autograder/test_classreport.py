@@ -1,0 +1,256 @@
+"""`autograde report`: what the class got wrong, from the structured parts of a roster's results.
+
+The roster here is written, not graded (results built item by item, as the grader records them),
+so every count is known in advance; the browser test grades a real one from the corpus.
+"""
+
+import subprocess
+import sys
+from html.parser import HTMLParser
+from pathlib import Path
+
+import pytest
+
+from autograder import cli, reports, rubric
+from autograder.catalogue import CATALOGUE
+from autograder.classreport import data, summary
+from autograder.grading import failed_grading
+from autograder.results import GradingResult, ItemResult
+
+ONLY = ["gather_final", "masked_mean", "next_token_loss"]
+SELECTED = rubric.load().select(ONLY)
+THRESHOLD_ITEM = "next_token_loss: trains the pattern model"
+THRESHOLD = SELECTED.thresholds["next_token_loss"]["trains_the_pattern_model"]["threshold"]
+HOSTILE = "<script>alert(1)</script>"  # a student's name as a results folder may give it
+UNGRADED_HOSTILE = "<img src=x onerror=alert(2)>"
+
+
+def accuracy(value: float) -> dict:
+    return {"accuracy": value, "threshold": THRESHOLD, "seeds": [0, 1, 2], "seed_accuracies": [value] * 3}
+
+
+def graded(changes: dict[str, tuple[str, list[str]]], measured: float | None, **environment) -> GradingResult:
+    """Every item at full marks except `changes` (item -> (failure, mistakes named)), which score 0."""
+    items = []
+    for item in SELECTED.items:
+        failure, mistakes = changes.get(item.name, ("", []))
+        feedback = "".join(CATALOGUE[m].feedback + "\n" for m in mistakes) + ("differs" if failure else "")
+        result = ItemResult(
+            item.name,
+            item.function,
+            "",
+            0 if failure else item.points,
+            item.points,
+            "failed" if failure else "passed",
+            feedback,
+            failure=failure,
+            mistakes=mistakes,
+        )
+        if item.name == THRESHOLD_ITEM and measured is not None:
+            result.measured = accuracy(measured)
+        items.append(result)
+    isolation = {"separate_user": True, "landlock": {"abi": 7}, **environment.pop("isolation", {})}
+    return GradingResult(
+        items, 10.0, {"grader_version": "0.1.0", "torch_version": "2.13.0", "isolation": isolation, **environment}
+    )
+
+
+WRONG_LOSS = {
+    name: ("wrong", ["S1"])
+    for name in ("next_token_loss: values", "next_token_loss: padding", "next_token_loss: gradients")
+}
+ROSTER = {
+    "ada": graded({"gather_final: values": ("wrong", ["G1"]), **WRONG_LOSS, THRESHOLD_ITEM: ("wrong", [])}, 0.04),
+    "bob": graded({"gather_final: values": ("wrong", ["G1"])}, 0.93),
+    "cy": graded({"masked_mean: values": ("wrong", ["G3"])}, 0.92, isolation={"mechanism": "user namespace"}),
+    "dee": graded({}, 0.91, grader_version="0.0.9"),
+    "eve": graded({"gather_final: values": ("timeout", []), THRESHOLD_ITEM: ("crash", [])}, None),
+    "fay": failed_grading(SELECTED, "the grading process was killed by SIGKILL; see grader.log", 700.0),
+}
+
+
+@pytest.fixture(scope="module")
+def results(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    folder = tmp_path_factory.mktemp("results")
+    for name, result in ROSTER.items():
+        (folder / name).mkdir()
+        reports.write_results_json(result, folder / name / "results.json")
+    (folder / "gus").mkdir()
+    (folder / "gus" / "results.json").write_text('{"tests": [')
+    (folder / "gus" / "student").write_text(UNGRADED_HOSTILE)
+    (folder / "ivy").mkdir()
+    reports.write_results_json(
+        graded({"masked_mean: values": ("wrong", ["G3"])}, 0.95), folder / "ivy" / "results.json"
+    )
+    (folder / "ivy" / "student").write_text(HOSTILE)
+    return folder
+
+
+@pytest.fixture(scope="module")
+def report(results: Path) -> data.ClassReport:
+    return data.build(results, SELECTED, roster=["hal"])
+
+
+def test_it_counts_each_named_mistake_once_per_student_most_students_first(report):
+    found = [(m.id, m.students) for m in report.misconceptions]
+    assert found == [("G1", ["ada", "bob"]), ("G3", [HOSTILE, "cy"]), ("S1", ["ada"])]  # ties: the catalogue's order
+    g1 = report.misconceptions[0]
+    assert (g1.function, g1.lesson, g1.explanation) == (
+        "gather_final",
+        CATALOGUE["G1"].lesson,
+        CATALOGUE["G1"].explanation,
+    )
+    assert g1.example.startswith("[G1] ")
+
+
+def test_it_counts_graded_and_ungraded_students_and_says_why(report):
+    totals = {one.name: one.total for one in report.graded}
+    assert totals == {"ada": 4, "bob": 18, "cy": 19, "dee": 23, "eve": 14, HOSTILE: 19}  # out of 5+4+5+3+2+4
+    assert report.max_score == 23 and report.median == 18.5
+    why = {one.name: one.error for one in report.ungraded}
+    assert set(why) == {"fay", UNGRADED_HOSTILE, "hal"}
+    assert "killed by SIGKILL" in why["fay"] and "unreadable" in why[UNGRADED_HOSTILE] and "no results" in why["hal"]
+
+
+def test_it_ranks_todos_and_items_by_the_share_of_full_marks_worst_first(report):
+    todos = [(share.label, share.full, share.graded) for share in report.todos]
+    assert todos == [
+        ("TODO 4 · gather-at-final-index", 3, 6),
+        ("TODO 5 · masked mean", 4, 6),
+        ("TODO 7 · shifted loss", 4, 6),
+    ]
+    assert [share.label for share in report.items][:3] == [
+        "gather_final: values",
+        "masked_mean: values",
+        THRESHOLD_ITEM,
+    ]
+    assert [share.fraction for share in report.items] == sorted(share.fraction for share in report.items)
+
+
+def test_it_keeps_each_students_accuracy_on_a_threshold_item_and_who_has_none(report):
+    (item,) = report.thresholds
+    assert (item.item, item.threshold) == (THRESHOLD_ITEM, THRESHOLD)
+    assert item.accuracies == {"ada": 0.04, "bob": 0.93, "cy": 0.92, "dee": 0.91, HOSTILE: 0.95}
+    assert item.without == ["eve"] and item.reached == 4
+
+
+def test_it_lists_the_students_to_look_at(report):
+    found = {
+        heading: [(entry.student, entry.reason) for entry in entries] for heading, entries in report.look_at.items()
+    }
+    assert [name for name, _ in found["Without a grade"]] == [UNGRADED_HOSTILE, "fay", "hal"]
+    assert found["Timed out, crashed or erred"] == [
+        ("eve", "gather_final: values: timed out"),
+        ("eve", f"{THRESHOLD_ITEM}: crashed"),
+    ]
+    assert found["0 on a whole TODO"] == [
+        (HOSTILE, "0 on TODO 5 · masked mean (wrong)"),
+        ("ada", "0 on TODO 4 · gather-at-final-index (wrong)"),
+        ("ada", "0 on TODO 7 · shifted loss (wrong)"),
+        ("bob", "0 on TODO 4 · gather-at-final-index (wrong)"),
+        ("cy", "0 on TODO 5 · masked mean (wrong)"),
+        ("eve", "0 on TODO 4 · gather-at-final-index (timeout)"),
+    ]
+
+
+def test_it_shows_the_versions_and_whatever_isolation_each_grading_recorded(report):
+    state = report.health
+    assert state.versions["grader_version"] == {"0.1.0": 6, "0.0.9": 1}
+    assert state.isolation["separate_user"] == {"true": 6}
+    assert state.isolation["landlock.abi"] == {"7": 6}
+    assert state.isolation["mechanism"] == {"user namespace": 1}
+    assert sorted(state.seconds) == [10.0] * 6 + [700.0] and state.slowest[0] == ("fay", 700.0)
+
+
+class Tags(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__()
+        self.tags: list[tuple[str, dict[str, str | None]]] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self.tags.append((tag, dict(attrs)))
+
+
+@pytest.fixture(scope="module")
+def written(results: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("report")
+    roster = out / "roster.txt"
+    roster.write_text("course/hal\n")
+    assert cli.main(["report", str(results), "--out", str(out), "--only", ",".join(ONLY), "--roster", str(roster)]) == 0
+    return out
+
+
+def test_it_writes_one_page_that_runs_no_script_and_fetches_nothing(written):
+    text = (written / "report.html").read_text()
+    parser = Tags()
+    parser.feed(text)
+    names = {tag for tag, _ in parser.tags}
+    assert names.isdisjoint({"script", "iframe", "object", "embed", "link", "img", "base", "form"})
+    policy = next(
+        attrs["content"] for tag, attrs in parser.tags if attrs.get("http-equiv") == "Content-Security-Policy"
+    )
+    assert "default-src 'none'" in policy
+    links = [attrs.get("href") or attrs.get("xlink:href") or attrs.get("src") for _, attrs in parser.tags]
+    assert all(link.startswith("#") for link in links if link), [link for link in links if link]
+    assert "@import" not in text and "url(" not in text.replace("url(#", "")
+    ids = [attrs["id"] for _, attrs in parser.tags if "id" in attrs]
+    assert len(ids) == len(set(ids)), "an id used twice: charts would borrow each other's clip paths"
+    assert sum(tag == "svg" for tag, _ in parser.tags) == 3  # the totals, the TODOs, the threshold item
+
+
+def test_it_escapes_every_text_that_came_from_a_results_folder(written):
+    text = (written / "report.html").read_text()
+    assert HOSTILE not in text and UNGRADED_HOSTILE not in text
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in text and "&lt;img src=x onerror=alert(2)&gt;" in text
+    assert "course/hal" in text  # the roster's student without results
+
+
+def test_it_tables_the_misconceptions_in_markdown_for_the_job_summary(written):
+    lines = (written / "misconceptions.md").read_text().splitlines()
+    rows = [line for line in lines if line.startswith("| ") and not line.startswith("| id")]
+    assert [row.split(" | ")[0:3] for row in rows] == [
+        ["| G1", "`gather_final`", "2 (33%)"],
+        ["| G3", "`masked_mean`", "2 (33%)"],
+        ["| S1", "`next_token_loss`", "1 (17%)"],
+    ]
+
+
+def test_it_tables_only_the_ten_most_named_mistakes(tmp_path):
+    ids = list(CATALOGUE)[:12]
+    for number, mistake in enumerate(ids):
+        result = graded({"gather_final: values": ("wrong", [mistake])}, 0.9)
+        (tmp_path / f"s{number}").mkdir()
+        reports.write_results_json(result, tmp_path / f"s{number}" / "results.json")
+    text = summary.misconception_table(data.build(tmp_path, SELECTED))
+    assert [line.split(" | ")[0][2:] for line in text.splitlines() if line.startswith("| ")][1:] == ids[:10]
+    assert "... and 2 more in `report.html`." in text
+
+
+def without(module: str, *arguments: str) -> subprocess.CompletedProcess:
+    """`autograde ARGUMENTS` in a Python where importing `module` fails, as when its extra is not installed."""
+    code = f"import sys; sys.modules[{module!r}] = None; from autograder import cli; sys.exit(cli.main(sys.argv[1:]))"
+    return subprocess.run([sys.executable, "-c", code, *arguments], capture_output=True, text=True, timeout=120)
+
+
+def test_it_says_which_extra_to_install_when_matplotlib_is_missing(results, tmp_path):
+    done = without("matplotlib", "report", str(results), "--out", str(tmp_path))
+    assert done.returncode == 2 and "python -m pip install -e '.[report]'" in done.stderr
+    assert not (tmp_path / "report.html").exists()
+
+
+def test_the_nbgrader_command_names_its_extra_when_nbgrader_is_missing(tmp_path):
+    done = without("nbformat", "nbgrader", str(tmp_path / "course"))
+    assert done.returncode == 2 and "python -m pip install -e '.[nbgrader]'" in done.stderr
+
+
+def test_it_refuses_a_results_folder_that_is_not_there(tmp_path, capsys):
+    assert cli.main(["report", str(tmp_path / "nowhere"), "--out", str(tmp_path / "out")]) == 2
+    assert "is not a folder of gradings" in capsys.readouterr().err
+
+
+def test_grade_all_writes_the_report_beside_the_gradebook_even_for_an_empty_roster(tmp_path):
+    (tmp_path / "submissions").mkdir()
+    assert cli.main(["grade-all", str(tmp_path / "submissions"), "--out", str(tmp_path / "results")]) == 0
+    written = {path.name for path in (tmp_path / "results").iterdir()}
+    assert written == {"gradebook.csv", "overview.md", "report.html", "misconceptions.md"}
+    assert "0 students: <strong>0 graded</strong>" in (tmp_path / "results" / "report.html").read_text()

@@ -1,0 +1,119 @@
+"""The class report in a real browser: a roster graded from the corpus, opened in headless Chromium.
+
+The browser is the system's (Debian's `chromium`, which `.ci/run` installs; the runner's Chrome in
+GitHub's CI, named by REPORT_BROWSER), driven by Playwright with `executable_path`: Playwright's
+own browser download is never used. The page and a screenshot are left in tests/output/.
+"""
+
+import os
+import re
+import shutil
+from collections import Counter
+from pathlib import Path
+
+import pytest
+from playwright.sync_api import sync_playwright
+from support import ROOT, appended_to, build_submission, replace_in
+
+from autograder import cli, stubs
+from autograder.catalogue import CATALOGUE
+
+MISTAKES = ROOT / "tests" / "corpus" / "mistakes"
+OUTPUT = ROOT / "tests" / "output"
+ONLY = "gather_final,next_token_loss"  # a plain item and a function with a threshold item: cheap to grade
+STUDENTS = {  # student -> the corpus file they submit: several mistakes, several students each
+    "ada": "G1_last_column",
+    "bob": "G1_every_row_at_minus_one",
+    "dee": "S1_same_slice",
+    "eve": "S1_whole_sequence_both_sides",
+    "fay": "G2_index_lengths",
+}
+HANGING = "aaron"  # first in the queue: its gather_final runs into the call timeout beside the others
+MISSING = "zed"  # on the roster, never graded
+FLAGS = ["--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run"]
+
+
+def mistake_of(corpus_file: str) -> str:
+    return corpus_file.split("_")[0]  # the corpus names each file after its catalogue id
+
+
+def module_of(function: str) -> str:
+    return next(todo.module for todo in stubs.todos() if todo.function.split(".")[0] == function)
+
+
+def browser() -> str:
+    """The system's Chromium or Chrome: REPORT_BROWSER if set, else the first on PATH."""
+    for name in (os.environ.get("REPORT_BROWSER"), "chromium", "chromium-browser", "google-chrome"):
+        found = shutil.which(name) if name else None
+        if found:
+            return found
+    message = "no Chromium or Chrome on PATH: apt-get install chromium (or set REPORT_BROWSER)"
+    if os.environ.get("CI"):
+        pytest.fail(message)  # .ci/run installs it and GitHub's runner has Chrome: never skipped in CI
+    pytest.skip(message)
+
+
+def roster(folder: Path) -> Path:
+    """Submissions: the corpus mistakes appended to the reference, one whose gather_final never returns."""
+    for student, corpus_file in STUDENTS.items():
+        module = module_of(CATALOGUE[mistake_of(corpus_file)].function)
+        text = (MISTAKES / f"{corpus_file}.py").read_text()
+        build_submission(folder / student, edits={module: appended_to(module, text)})
+    # it sleeps rather than spins: the same timeout, without taking a core from the rest of the suite
+    asleep = "    import time\n    time.sleep(600)\n    index = (lengths - 1)"
+    hanging = replace_in("padding", "    index = (lengths - 1)", asleep)
+    build_submission(folder / HANGING, edits={"padding": hanging})
+    return folder
+
+
+@pytest.fixture(scope="module")
+def report(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """grade-all over the roster, then the report with the roster file (its missing student included)."""
+    work = tmp_path_factory.mktemp("class")
+    results = work / "results"
+    assert cli.main(["grade-all", str(roster(work / "submissions")), "--out", str(results), "--only", ONLY]) == 0
+    assert (results / "report.html").is_file() and (results / "misconceptions.md").is_file()
+    names = [*STUDENTS, HANGING]
+    for name in names:
+        (results / name / "student").write_text(f"week07/{name}\n")  # as the roster workflow records them
+    (work / "roster.txt").write_text("".join(f"week07/{name}\n" for name in [*names, MISSING]))
+    out = work / "report"
+    arguments = ["report", str(results), "--out", str(out), "--roster", str(work / "roster.txt"), "--only", ONLY]
+    assert cli.main(arguments) == 0
+    OUTPUT.mkdir(exist_ok=True)
+    shutil.copyfile(out / "report.html", OUTPUT / "class-report.html")
+    return out / "report.html"
+
+
+@pytest.mark.slow  # grades a roster: about half a minute on two cores
+def test_the_report_opens_in_a_real_browser_shows_the_class_and_fetches_nothing(report):
+    url = report.as_uri()
+    with sync_playwright() as playwright:
+        chromium = playwright.chromium.launch(executable_path=browser(), args=FLAGS)
+        try:
+            page = chromium.new_page(viewport={"width": 1100, "height": 900})
+            errors, requests = [], []
+            page.on("console", lambda message: errors.append(message.text) if message.type == "error" else None)
+            page.on("pageerror", lambda error: errors.append(str(error)))
+            page.on("request", lambda request: requests.append(request.url))
+            page.goto(url, wait_until="load")
+            charts = [chart.bounding_box() for chart in page.locator("svg.chart").all()]
+            rows = [
+                [cell.inner_text().strip() for cell in row.locator("td").all()]
+                for row in page.locator("#misconception-table tbody tr").all()
+            ]
+            headline = page.locator("#totals p.key").inner_text()
+            to_look_at = page.locator("#look-at").inner_text()
+            page.screenshot(path=str(OUTPUT / "class-report.png"), full_page=True)
+        finally:
+            chromium.close()
+    assert errors == []
+    assert requests == [url], "the page asked for something besides itself"
+    assert len(charts) == 3  # the totals, the TODOs, the one threshold item graded
+    assert all(box and box["width"] > 0 and box["height"] > 0 for box in charts), charts
+    shown = {row[0]: int(row[2].split()[0]) for row in rows}
+    assert shown == Counter(mistake_of(corpus_file) for corpus_file in STUDENTS.values())
+    assert re.fullmatch(r"7 students: 6 graded, 1 without a grade\.", headline), headline
+    assert f"week07/{HANGING}\tgather_final: values: timed out" in to_look_at
+    assert f"week07/{MISSING}\tno results" in to_look_at
+    print(f"\nscreenshot {OUTPUT / 'class-report.png'}; misconception table {shown}; {headline}")
