@@ -13,14 +13,15 @@ def module_name(path: Path) -> str:
 
 
 def imported(tree: ast.AST, known: set[str]) -> set[str]:
-    """The package's modules a module imports: `from autograder import x` counts as autograder.x."""
+    """The package's modules a module imports. `from autograder import x` imports the module
+    autograder.x when there is one (not the package's __init__), else the name x of autograder."""
     found = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
             found.update(alias.name for alias in node.names)
         elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-            found.add(node.module)
-            found.update(f"{node.module}.{alias.name}" for alias in node.names)
+            modules = {f"{node.module}.{alias.name}" for alias in node.names} & known
+            found |= modules if len(modules) == len(node.names) else {*modules, node.module}
     return found & known
 
 
@@ -64,6 +65,13 @@ def circles(graph: dict[str, set[str]]) -> list[list[str]]:
 
 def test_it_finds_a_circle_when_there_is_one():
     assert circles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+
+
+def test_it_reads_an_import_of_a_sibling_module_as_that_module_and_of_a_name_as_its_module():
+    known = {"pkg", "pkg.a", "pkg.b", "pkg.c"}
+    tree = ast.parse("from pkg import a, b\nfrom pkg.c import thing\nimport pkg.a\nfrom pkg import VERSION, a")
+    assert imported(tree, known) == {"pkg.a", "pkg.b", "pkg.c", "pkg"}
+    assert imported(ast.parse("from pkg import a, b"), known) == {"pkg.a", "pkg.b"}
 
 
 def test_the_grader_has_no_import_circle():
