@@ -61,10 +61,11 @@ def gradescope(result: GradingResult) -> dict:
         }
         for item in result.items
     ]
+    score_line = f"Score {_number(result.score)}/{_number(result.max_score)}"
     document = {
         "score": _number(result.score),
         "execution_time": round(result.execution_time, 2),
-        "output": clean(result.error) if result.error else f"Score {_number(result.score)}/{_number(result.max_score)}",
+        "output": _first(result, clean(result.error) if result.error else score_line),
         "visibility": "visible",
         "stdout_visibility": "hidden",
         "tests": tests,
@@ -78,6 +79,11 @@ def gradescope(result: GradingResult) -> dict:
     return document
 
 
+def _first(result: GradingResult, text: str) -> str:
+    """`text` after the result's notice, which always comes first."""
+    return f"{result.notice}\n{text}" if result.notice else text
+
+
 def write_results_json(result: GradingResult, path: Path) -> None:
     path.write_text(json.dumps(gradescope(result), indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
 
@@ -85,6 +91,7 @@ def write_results_json(result: GradingResult, path: Path) -> None:
 def markdown(result: GradingResult) -> str:
     """The summary for humans and for GitHub's job summary."""
     lines = [
+        *([f"**{result.notice}**", ""] if result.notice else []),
         f"## Week 07 · Recurrent Networks: {_number(result.score)} / {_number(result.max_score)}",
         "",
         "| item | score | max | |",
@@ -117,7 +124,8 @@ def write_summary_md(result: GradingResult, path: Path) -> None:
 def table(result: GradingResult) -> str:
     """The terminal table: item, score, max, one-line reason, and the total."""
     width = max(len(item.name) for item in result.items) if result.items else 10
-    lines = [f"{'item':<{width}}  score  max  reason", f"{'-' * width}  -----  ---  ------"]
+    lines = [result.notice] if result.notice else []
+    lines += [f"{'item':<{width}}  score  max  reason", f"{'-' * width}  -----  ---  ------"]
     for item in result.items:
         lines.append(f"{item.name:<{width}}  {_number(item.score):>5}  {_number(item.max_score):>3}  {reason(item)}")
     lines.append(f"{'total':<{width}}  {_number(result.score):>5}  {_number(result.max_score):>3}")
