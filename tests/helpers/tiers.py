@@ -25,14 +25,15 @@ import sysconfig
 from dataclasses import dataclass
 from pathlib import Path
 
-from autograder.sandbox import seccomp
+from autograder.sandbox import landlock, namespaces, seccomp, uid
 
 ROOT = Path(__file__).resolve().parents[2]
 USER_ID = 60990  # below the workers' 61000-64999
+STAGE = Path("/dev/shm")  # where the view holds the real folders while it is built
 NO_LANDLOCK = (("landlock_create_ruleset", 0, 38),)  # ENOSYS: as a kernel without Landlock answers
 ENTER = """
 import json, os, sys
-from autograder.sandbox import seccomp
+from autograder.sandbox import landlock, namespaces, seccomp, uid
 spec = json.loads(sys.argv[1])
 if spec["deny"]:
     seccomp.install(tuple(tuple(rule) for rule in spec["deny"]))
@@ -64,6 +65,40 @@ TIERS = {
 }
 
 
+def here() -> Tier:
+    """The tier this process itself is in."""
+    if os.geteuid() == 0:
+        return Tier("root", drop_sys_admin=not uid.has_capability(21))  # 21: CAP_SYS_ADMIN
+    return Tier("this user", unprivileged=True)
+
+
+@dataclass(frozen=True)
+class Expected:
+    """What a tier must give on this machine, by the facts of its kernel."""
+
+    refused: bool  # --require-isolation refuses: instructor files, network or leftover processes exposed
+    layers: tuple[str, ...]  # the layers results.json names as in force
+
+
+def expected(tier: Tier) -> Expected:
+    """From the kernel's facts (Landlock's ABI, whether user namespaces are allowed), what `tier` gives."""
+    version = landlock.abi() if tier.landlock else 0
+    restricted = Path("/proc/sys/kernel/apparmor_restrict_unprivileged_userns")
+    apparmor = restricted.exists() and restricted.read_text().strip() == "1"
+    user_namespaces = tier.user_namespaces and not namespaces.user_namespaces_allowed() and not apparmor
+    root = not tier.unprivileged
+    kind = namespaces.ROOT if root and not tier.drop_sys_admin else namespaces.USER if user_namespaces else ""
+    filtered = seccomp.supported()
+    layers = [kind] if kind else []
+    layers += ["uid"] if root else []
+    layers += [f"landlock abi {version}"] if version else []
+    layers += ["seccomp"] if filtered else []
+    hidden = bool(kind) or version >= 1
+    network = bool(kind) or filtered
+    no_leftovers = bool(kind) or root or version >= 6  # a PID namespace, a uid, or Landlock's signal scope
+    return Expected(not (hidden and network and no_leftovers), tuple(layers))
+
+
 def possible() -> str:
     """Why the tiers cannot be produced here ("" when they can): they need root with CAP_SYS_ADMIN."""
     if os.geteuid() != 0:
@@ -91,8 +126,8 @@ def environment(tier: Tier, home: Path) -> dict[str, str]:
 
 def command(tier: Tier, argv: list[str], work: Path) -> list[str]:
     """`argv` run in `tier`; `work` is its work folder (see `work_folder`)."""
-    if tier.name == "root":
-        return argv
+    if not (tier.unprivileged or tier.drop_sys_admin or tier.deny()):
+        return argv  # as this process runs
     setpriv = ["setpriv"]
     if tier.unprivileged:
         setpriv += [f"--reuid={USER_ID}", f"--regid={USER_ID}", "--clear-groups"]
@@ -100,7 +135,7 @@ def command(tier: Tier, argv: list[str], work: Path) -> list[str]:
         setpriv += ["--bounding-set=-sys_admin"]
     spec = {"deny": tier.deny(), "argv": [*setpriv, "--", *argv]}
     enter = [sys.executable, "-c", ENTER, json.dumps(spec)]
-    script = view(needed([work]), work / ".view")
+    script = view(needed([work]))
     return ["unshare", "--mount", "--propagation", "private", "--", "sh", "-c", script, "sh", *enter]
 
 
@@ -119,12 +154,12 @@ def blocked(path: Path) -> Path | None:
     return None
 
 
-def view(paths: list[Path], stage: Path) -> str:
+def view(paths: list[Path]) -> str:
     """Shell steps (as root, in a private mount namespace) that open the way to `paths` for any user.
 
     Each folder others may not enter is covered by an empty tmpfs (mode 755) into which the
-    needed paths under it are bound back; the real folder is held meanwhile at `stage` (an
-    empty folder), unmounted again before the tier's command starts.
+    needed paths under it are bound back; the real folder is held meanwhile on a tmpfs laid over
+    /dev/shm (in this mount namespace only), taken away again before the tier's command starts.
     """
     q = shlex.quote
     by_folder: dict[Path, list[Path]] = {}
@@ -132,7 +167,7 @@ def view(paths: list[Path], stage: Path) -> str:
         folder = blocked(path)
         if folder is not None:
             by_folder.setdefault(folder, []).append(path)
-    lines = ["set -e", "mount --make-rprivate /", f"stage={q(str(stage))}", 'mkdir -p "$stage"']
+    lines = ["set -e", "mount --make-rprivate /", f"stage={q(str(STAGE))}"]
     lines.append('mount -t tmpfs -o mode=700 tmpfs "$stage"')
     for number, (folder, inside) in enumerate(sorted(by_folder.items())):
         lines.append(f'mkdir "$stage/{number}" && mount --rbind {q(str(folder))} "$stage/{number}"')
