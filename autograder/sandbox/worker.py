@@ -107,6 +107,7 @@ class Worker:
         request_r, request_w = os.pipe()
         response_r, response_w = os.pipe()
         output_r, output_w = os.pipe()
+        self.uid = None
         if self.plan.uid:
             self._lease = uid.Lease()
             self.uid = self._lease.uid

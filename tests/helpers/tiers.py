@@ -76,8 +76,16 @@ def here() -> Tier:
 class Expected:
     """What a tier must give on this machine, by the facts of its kernel."""
 
-    refused: bool  # --require-isolation refuses: instructor files, network or leftover processes exposed
+    hidden: bool  # the instructor's files are out of the worker's reach
+    network: bool  # no connection leaves the worker
+    private_tmp: bool  # nothing the worker writes to /tmp lands in the machine's /tmp
+    no_leftovers: bool  # no process the worker starts outlives the grading
     layers: tuple[str, ...]  # the layers results.json names as in force
+
+    @property
+    def refused(self) -> bool:
+        """--require-isolation refuses: instructor files, the network or leftover processes exposed."""
+        return not (self.hidden and self.network and self.no_leftovers)
 
 
 def expected(tier: Tier) -> Expected:
@@ -93,10 +101,13 @@ def expected(tier: Tier) -> Expected:
     layers += ["uid"] if root else []
     layers += [f"landlock abi {version}"] if version else []
     layers += ["seccomp"] if filtered else []
-    hidden = bool(kind) or version >= 1
-    network = bool(kind) or filtered
-    no_leftovers = bool(kind) or root or version >= 6  # a PID namespace, a uid, or Landlock's signal scope
-    return Expected(not (hidden and network and no_leftovers), tuple(layers))
+    return Expected(
+        hidden=bool(kind) or version >= 1,
+        network=bool(kind) or filtered,
+        private_tmp=bool(kind) or version >= 1,
+        no_leftovers=bool(kind) or root or version >= 6,  # a PID namespace, a uid, or Landlock's signal scope
+        layers=tuple(layers),
+    )
 
 
 def possible() -> str:
@@ -109,8 +120,9 @@ def possible() -> str:
 
 
 def work_folder(folder: Path, tier: Tier) -> Path:
-    """A folder the tier's user owns and can reach (for its submissions and results)."""
+    """A folder the tier's user owns and every user can reach (for submissions, sandboxes and results)."""
     folder.mkdir(parents=True, exist_ok=True)
+    folder.chmod(0o755)  # a worker's own uid passes through it to its sandbox
     if tier.unprivileged:
         os.chown(folder, USER_ID, USER_ID)
     return folder
