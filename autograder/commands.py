@@ -9,7 +9,7 @@ import traceback
 from pathlib import Path
 
 from autograder import reports, rubric, sandbox, stubs
-from autograder.grading import GradingError, failed_grading, grade, run_environment
+from autograder.grading import GradingError, failed_grading, grade, opted_out, run_environment
 
 EXIT_OK, EXIT_BELOW, EXIT_ERROR = 0, 1, 2
 
@@ -32,6 +32,8 @@ def grade_command(
         return EXIT_ERROR
     started = time.monotonic()
     status = EXIT_OK
+    if require_isolation is False:  # an explicit opt-out comes first, on the terminal as in every report
+        print(opted_out(sandbox.available()), file=sys.stderr)
     print_isolation(sandbox.available())
     try:
         result = grade(submission, selected, require_isolation)

@@ -124,8 +124,7 @@ def write_summary_md(result: GradingResult, path: Path) -> None:
 def table(result: GradingResult) -> str:
     """The terminal table: item, score, max, one-line reason, and the total."""
     width = max(len(item.name) for item in result.items) if result.items else 10
-    lines = [result.notice] if result.notice else []
-    lines += [f"{'item':<{width}}  score  max  reason", f"{'-' * width}  -----  ---  ------"]
+    lines = [f"{'item':<{width}}  score  max  reason", f"{'-' * width}  -----  ---  ------"]
     for item in result.items:
         lines.append(f"{item.name:<{width}}  {_number(item.score):>5}  {_number(item.max_score):>3}  {reason(item)}")
     lines.append(f"{'total':<{width}}  {_number(result.score):>5}  {_number(result.max_score):>3}")

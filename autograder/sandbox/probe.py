@@ -14,6 +14,7 @@ import contextlib
 import functools
 import json
 import os
+import re
 import shutil
 import socket
 import stat
@@ -80,7 +81,17 @@ def found() -> tuple[layers.Plan, Isolation]:
 
 def from_namespaces(failure: str) -> bool:
     """Whether the chain failed in the namespaces' own steps (unshare, or the root they build)."""
-    return namespaces.MARK in failure or failure.startswith("unshare:")
+    return failure.startswith((namespaces.MARK, "unshare:"))
+
+
+def what_failed(stderr: str, status: int) -> str:
+    """The line that says which step of the chain failed: the namespaces' own, else a tool's, else the last."""
+    lines = [re.sub(r"^/\S*/(\w+):", r"\1:", line.strip()) for line in stderr.splitlines() if line.strip()]
+    for prefixes in ((namespaces.MARK,), ("unshare:", "setpriv:", "chroot:", "mount:")):
+        found = [line for line in lines if line.startswith(prefixes)]
+        if found:
+            return found[0][:300]
+    return lines[-1][:300] if lines else f"exit status {status}"
 
 
 def namespace_kinds() -> tuple[list[str], str]:
@@ -122,11 +133,10 @@ def run(plan: layers.Plan) -> tuple[dict[str, Any] | None, str]:
             stdout, stderr = process.communicate(timeout=60)
         except (OSError, subprocess.SubprocessError) as error:
             return None, f"could not run the chain: {error}"
-        text = stderr.decode(errors="replace").strip()
         try:
             outcome = json.loads(stdout.decode().strip().splitlines()[-1])
         except (ValueError, IndexError):
-            return None, (text.splitlines() or [f"exit status {process.returncode}"])[-1][:300]
+            return None, what_failed(stderr.decode(errors="replace"), process.returncode)
         outcome["heard"] = listeners.heard()
         outcome["wrote_outside"] = (outside / "written").exists()
         outcome["uid"] = worker_uid

@@ -1,0 +1,44 @@
+"""The uid layer: a uid no other worker holds, and no process of it left once it is released."""
+
+import os
+import subprocess
+import sys
+
+import pytest
+from attack_suite import processes_with
+
+from autograder.sandbox import uid
+
+pytestmark = pytest.mark.skipif(not uid.possible(), reason="a uid of the worker's own needs a root grader")
+
+LEASE = "from autograder.sandbox import uid; print(uid.Lease().uid)"
+
+
+def test_it_never_gives_a_uid_that_another_grading_holds():
+    held = [uid.Lease() for _ in range(3)]
+    try:
+        others = {
+            int(subprocess.run([sys.executable, "-c", LEASE], capture_output=True, text=True).stdout) for _ in range(3)
+        }
+        mine = {lease.uid for lease in held}
+        assert len(mine) == 3 and not mine & others
+        assert all(uid.FIRST <= number < uid.FIRST + uid.COUNT for number in mine | others)
+    finally:
+        for lease in held:
+            lease.release()
+
+
+def test_its_release_kills_every_process_of_the_uid_even_one_in_a_session_of_its_own():
+    lease = uid.Lease()
+    mark = f"61.{lease.uid}{os.getpid()}"
+    subprocess.run([*uid.command(lease.uid), "setsid", "--fork", "sleep", mark], check=True, timeout=30)
+    assert processes_with(mark), "the process did not start"
+    lease.release()
+    assert processes_with(mark) == []
+
+
+def test_it_hands_the_sandbox_over_to_the_uid(tmp_path):
+    (tmp_path / "scratch").mkdir()
+    (tmp_path / "scratch" / "file").write_text("x")
+    uid.hand_over(tmp_path, 61999)
+    assert {path.stat().st_uid for path in [tmp_path, *tmp_path.rglob("*")]} == {61999}
