@@ -42,7 +42,8 @@ import os, sys
 from pathlib import Path
 from autograder.sandbox import namespaces
 kind, sandbox, worker_uid, *check = sys.argv[1:]
-command = namespaces.command(kind, Path(sandbox), int(worker_uid) if worker_uid else None, [sys.executable, "-I", "-S", *check])
+worker = [sys.executable, "-I", "-S", *check]
+command = namespaces.command(kind, Path(sandbox), int(worker_uid) if worker_uid else None, worker)
 os.execvp(command[0], command)
 """
 

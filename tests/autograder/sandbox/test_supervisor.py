@@ -34,8 +34,12 @@ def supervised(token: str, then: str, grader: str = "") -> list[str]:
     return [sys.executable, "-I", "-S", str(SUPERVISOR), grader, "", "--", sys.executable, "-c", ESCAPE, token, then]
 
 
+MARKS: list[str] = []  # every sleeper's mark, to clean up after a failed test
+
+
 def token() -> str:
-    return str(secrets.randbelow(10**9) + 10**9)
+    MARKS.append(str(secrets.randbelow(10**9) + 10**9))
+    return MARKS[-1]
 
 
 def test_it_kills_what_the_worker_left_when_the_worker_ends_and_passes_its_status_on():
@@ -79,6 +83,6 @@ def test_it_kills_everything_when_the_grader_dies():
 @pytest.fixture(autouse=True)
 def no_leftovers():
     yield
-    for pid in processes_with("60."):  # the sleepers of a failed test, by their marked argument
-        if any(b"sleep" in part for part in open(f"/proc/{pid}/cmdline", "rb").read().split(b"\0")[:1]):
+    for mark in MARKS:
+        for pid in processes_with(mark):
             os.kill(pid, signal.SIGKILL)
