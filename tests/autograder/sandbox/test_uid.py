@@ -3,6 +3,7 @@
 import os
 import subprocess
 import sys
+import time
 
 import pytest
 from attack_suite import processes_with
@@ -32,6 +33,9 @@ def test_its_release_kills_every_process_of_the_uid_even_one_in_a_session_of_its
     lease = uid.Lease()
     mark = f"61.{lease.uid}{os.getpid()}"
     subprocess.run([*uid.command(lease.uid), "setsid", "--fork", "sleep", mark], check=True, timeout=30)
+    deadline = time.monotonic() + 30  # setsid returns before its child has run sleep
+    while not processes_with(mark) and time.monotonic() < deadline:
+        time.sleep(0.01)
     assert processes_with(mark), "the process did not start"
     lease.release()
     assert processes_with(mark) == []
