@@ -79,6 +79,19 @@ def hand_over(sandbox: Path, uid: int) -> None:
     os.chown(sandbox, uid, uid)
 
 
+def tasks(uid: int) -> int:
+    """How many processes and threads `uid` runs now (what RLIMIT_NPROC counts)."""
+    count = 0
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
+        with contextlib.suppress(OSError, ValueError, IndexError):
+            fields = dict(line.split(":", 1) for line in Path(f"/proc/{name}/status").read_text().splitlines())
+            if int(fields["Uid"].split()[0]) == uid:
+                count += int(fields["Threads"])
+    return count
+
+
 def kill_all(uid: int) -> None:
     """SIGKILL every process of `uid`: `kill(-1)` sent as that user reaches all of them, atomically."""
     with contextlib.suppress(OSError, subprocess.SubprocessError):

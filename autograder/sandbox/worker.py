@@ -22,7 +22,7 @@ from types import ModuleType
 from typing import Any
 
 from autograder.runtime.frames import HEADER, write_frame
-from autograder.sandbox import layers, paths, probe, uid
+from autograder.sandbox import layers, namespaces, paths, probe, uid
 
 RUNTIME = Path(__file__).resolve().parent.parent / "runtime"
 RUNTIME_PACKAGE = "autograde_runtime"
@@ -45,7 +45,7 @@ class Limits:
     """Bounds on one worker."""
 
     memory_bytes: int = 4 << 30
-    max_processes: int = 256  # threads count too; it bites only when the worker has a user of its own
+    max_processes: int = 256  # the worker's own processes and threads (see process_ceiling)
     output_bytes: int = 16 << 10  # kept per call; the rest is counted and dropped
     response_bytes: int = 64 << 20
     start_timeout: float = 60.0
@@ -121,7 +121,7 @@ class Worker:
             "request_fd": request_r,
             "response_fd": response_w,
             "memory_bytes": self.limits.memory_bytes,
-            "max_processes": self.limits.max_processes,
+            "max_processes": process_ceiling(self.plan, self.limits.max_processes),
             "preload": list(self.limits.preload),
         }
         environment = {"PATH": "/usr/bin:/bin", "HOME": str(self.scratch), "LANG": "C.UTF-8", "OMP_NUM_THREADS": "1"}
@@ -270,3 +270,14 @@ def confinement_failures(plan: layers.Plan, confined: dict[str, str]) -> list[st
     wanted = [name for name, on in (("landlock", plan.landlock), ("seccomp", plan.seccomp)) if on]
     applied = {name: confined.get(name, "not applied") for name in wanted}
     return [f"{name}: {state}" for name, state in applied.items() if not state.startswith(("abi", "on"))]
+
+
+def process_ceiling(plan: layers.Plan, limit: int) -> int:
+    """The worker's RLIMIT_NPROC: `limit` processes of its own above what its real uid already runs.
+
+    With a uid of its own (or a user namespace, where the count starts afresh) that is `limit`;
+    sharing the grader's user, the ceiling sits `limit` above that user's current processes.
+    """
+    if plan.uid or plan.namespaces == namespaces.USER:
+        return limit
+    return limit + uid.tasks(os.getuid())

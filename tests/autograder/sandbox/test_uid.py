@@ -10,11 +10,12 @@ from attack_suite import processes_with
 
 from autograder.sandbox import uid
 
-pytestmark = pytest.mark.skipif(not uid.possible(), reason="a uid of the worker's own needs a root grader")
+root_grader = pytest.mark.skipif(not uid.possible(), reason="a uid of the worker's own needs a root grader")
 
 LEASE = "from autograder.sandbox import uid; print(uid.Lease().uid)"
 
 
+@root_grader
 def test_it_never_gives_a_uid_that_another_grading_holds():
     held = [uid.Lease() for _ in range(3)]
     try:
@@ -29,6 +30,7 @@ def test_it_never_gives_a_uid_that_another_grading_holds():
             lease.release()
 
 
+@root_grader
 def test_its_release_kills_every_process_of_the_uid_even_one_in_a_session_of_its_own():
     lease = uid.Lease()
     mark = f"61.{lease.uid}{os.getpid()}"
@@ -41,8 +43,20 @@ def test_its_release_kills_every_process_of_the_uid_even_one_in_a_session_of_its
     assert processes_with(mark) == []
 
 
+@root_grader
 def test_it_hands_the_sandbox_over_to_the_uid(tmp_path):
     (tmp_path / "scratch").mkdir()
     (tmp_path / "scratch" / "file").write_text("x")
     uid.hand_over(tmp_path, 61999)
     assert {path.stat().st_uid for path in [tmp_path, *tmp_path.rglob("*")]} == {61999}
+
+
+def test_it_counts_the_processes_and_threads_a_uid_runs(tmp_path):
+    before = uid.tasks(os.getuid())
+    sleepers = [subprocess.Popen(["sleep", "30"]) for _ in range(3)]
+    try:
+        assert uid.tasks(os.getuid()) >= before + 3
+    finally:
+        for sleeper in sleepers:
+            sleeper.kill()
+            sleeper.wait()
