@@ -25,6 +25,8 @@ import sysconfig
 from dataclasses import dataclass
 from pathlib import Path
 
+import pytest
+
 from autograder.sandbox import landlock, namespaces, seccomp, uid
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -33,6 +35,8 @@ STAGE = Path("/dev/shm")  # where the view holds the real folders while it is bu
 NO_LANDLOCK = (("landlock_create_ruleset", 0, 38),)  # ENOSYS: as a kernel without Landlock answers
 ENTER = """
 import json, os, sys
+import pytest
+
 from autograder.sandbox import landlock, namespaces, seccomp, uid
 spec = json.loads(sys.argv[1])
 if spec["deny"]:
@@ -81,6 +85,7 @@ class Expected:
     private_tmp: bool  # nothing the worker writes to /tmp lands in the machine's /tmp
     no_leftovers: bool  # no process the worker starts outlives the grading
     layers: tuple[str, ...]  # the layers results.json names as in force
+    failing: tuple[str, ...] = ()  # the layers the machine seems to allow that must fail to start
 
     @property
     def refused(self) -> bool:
@@ -93,9 +98,11 @@ def expected(tier: Tier) -> Expected:
     version = landlock.abi() if tier.landlock else 0
     restricted = Path("/proc/sys/kernel/apparmor_restrict_unprivileged_userns")
     apparmor = restricted.exists() and restricted.read_text().strip() == "1"
-    user_namespaces = tier.user_namespaces and not namespaces.user_namespaces_allowed() and not apparmor
+    allowed = not namespaces.user_namespaces_allowed()  # by the kernel's settings, as the probe reads them
+    user_namespaces = tier.user_namespaces and allowed and not apparmor
     root = not tier.unprivileged
     kind = namespaces.ROOT if root and not tier.drop_sys_admin else namespaces.USER if user_namespaces else ""
+    tried_in_vain = allowed and not kind and not user_namespaces  # refused by seccomp or AppArmor
     filtered = seccomp.supported()
     layers = [kind] if kind else []
     layers += ["uid"] if root else []
@@ -107,16 +114,26 @@ def expected(tier: Tier) -> Expected:
         private_tmp=bool(kind) or version >= 1,
         no_leftovers=bool(kind) or root or version >= 6,  # a PID namespace, a uid, or Landlock's signal scope
         layers=tuple(layers),
+        failing=(namespaces.USER,) if tried_in_vain else (),
     )
 
 
 def possible() -> str:
     """Why the tiers cannot be produced here ("" when they can): they need root with CAP_SYS_ADMIN."""
-    if os.geteuid() != 0:
-        return "producing the tiers needs root (CI runs the suite as root or under sudo)"
+    if os.geteuid() != 0 or not uid.has_capability(21):  # 21: CAP_SYS_ADMIN, for a private mount namespace
+        return "producing the tiers needs root with CAP_SYS_ADMIN (CI runs the suite as root or under sudo)"
     if not all(shutil.which(tool) for tool in ("unshare", "setpriv", "mount")):
         return "producing the tiers needs util-linux unshare, setpriv and mount"
     return ""
+
+
+def require() -> None:
+    """Skip where the tiers cannot be produced; fail in CI (`CI` set), where every test must run."""
+    reason = possible()
+    if reason and os.environ.get("CI"):
+        pytest.fail(f"{reason}: run the suite as root (sudo) in CI")
+    if reason:
+        pytest.skip(reason)
 
 
 def work_folder(folder: Path, tier: Tier) -> Path:
