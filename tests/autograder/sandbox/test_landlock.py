@@ -8,22 +8,19 @@ import sys
 import sysconfig
 
 import pytest
+from attempt import ATTEMPT
 
 from autograder.sandbox import landlock
 
 pytestmark = pytest.mark.skipif(landlock.abi() < 1, reason="this kernel has no Landlock")
 
-CHILD = """
+CHILD = (
+    ATTEMPT
+    + """
 import json, os, socket, subprocess, sys
 from autograder.sandbox import landlock
 read, listed, rw, secret, listed_file, port = json.loads(sys.argv[1])
 version = landlock.restrict(read, listed, rw, {"/dev/null": landlock.READ_FILE | landlock.WRITE_FILE})
-def attempt(action):
-    try:
-        action()
-        return "allowed"
-    except OSError as error:
-        return type(error).__name__
 found = {
     "version": version,
     "read granted": attempt(lambda: open(os.path.join(read[0], "os.py")).read()),
@@ -39,6 +36,7 @@ found = {
 }
 print(json.dumps(found))
 """
+)
 
 
 def test_it_confines_a_process_and_its_children_to_what_it_grants(tmp_path):

@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from attempt import ATTEMPT
 from support import ROOT, SOLUTIONS
 
 from autograder.sandbox import namespaces, uid
@@ -21,15 +22,11 @@ pytestmark = pytest.mark.skipif(
     reason="both kinds of namespaces need a root grader with CAP_SYS_ADMIN and a kernel allowing user namespaces",
 )
 
-CHECK = """
+CHECK = (
+    ATTEMPT
+    + """
 import json, os, socket, sys
 secret, marker, port = sys.argv[1:]
-def attempt(action):
-    try:
-        action()
-        return "allowed"
-    except OSError as error:
-        return type(error).__name__
 print(json.dumps({
     "pid": os.getpid(),
     "read": attempt(lambda: open(secret).read()),
@@ -37,6 +34,7 @@ print(json.dumps({
     "connect": attempt(lambda: socket.create_connection(("127.0.0.1", int(port)), timeout=2).close()),
 }))
 """
+)
 GRADER = """
 import os, sys
 from pathlib import Path

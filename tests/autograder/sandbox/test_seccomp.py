@@ -5,6 +5,7 @@ import subprocess
 import sys
 
 import pytest
+from attempt import ATTEMPT
 
 from autograder.sandbox import seccomp
 
@@ -58,22 +59,19 @@ def test_its_docker_like_filter_refuses_only_user_namespaces():
     assert run_filter(code, arch, numbers["socket"], 2) == seccomp.RET_ALLOW
 
 
-CHILD = """
+CHILD = (
+    ATTEMPT
+    + """
 import socket, subprocess
 from autograder.sandbox import seccomp
 seccomp.install()
-def attempt(action):
-    try:
-        action()
-        return "allowed"
-    except OSError as error:
-        return type(error).__name__
 print(attempt(lambda: socket.socket(socket.AF_INET, socket.SOCK_DGRAM)))
 print(attempt(lambda: socket.socket(socket.AF_UNIX)))
 print(attempt(lambda: socket.socketpair()))
 print(subprocess.run(["unshare", "--user", "true"], capture_output=True).returncode)
 print(subprocess.run(["true"]).returncode)
 """
+)
 
 
 @pytest.mark.skipif(not seccomp.supported(), reason="no filter written for this architecture")
