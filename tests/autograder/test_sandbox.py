@@ -12,8 +12,10 @@ import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -108,8 +110,15 @@ def make_package(folder: Path) -> Path:
 
 
 @pytest.fixture
-def worker(tmp_path):
-    with Worker(make_package(tmp_path / "sandbox"), tmp_path / "sandbox", Limits(output_bytes=1000)) as started:
+def sandbox() -> Iterator[Path]:
+    """A sandbox folder where grading makes one: under /tmp, where a worker's own uid can reach it."""
+    with tempfile.TemporaryDirectory(prefix="autograde-test-") as folder:
+        yield Path(folder)
+
+
+@pytest.fixture
+def worker(sandbox):
+    with Worker(make_package(sandbox), sandbox, Limits(output_bytes=1000)) as started:
         yield started
 
 
@@ -136,9 +145,8 @@ def test_it_keeps_the_instructors_packages_out_of_the_workers_path(worker):
     assert remote.run("probe.importable", "autograder").value is False
 
 
-def test_it_imports_the_preload_modules_before_the_first_call(tmp_path):
-    submission = make_package(tmp_path / "sandbox")
-    with Worker(submission, tmp_path / "sandbox", Limits(preload=("sklearn.linear_model",))) as preloaded:
+def test_it_imports_the_preload_modules_before_the_first_call(sandbox):
+    with Worker(make_package(sandbox), sandbox, Limits(preload=("sklearn.linear_model",))) as preloaded:
         assert Remote(preloaded).run("probe.loaded", "sklearn.linear_model").value is True
 
 
@@ -234,7 +242,7 @@ def tier_cases() -> list:
 
 
 @pytest.fixture(scope="module")
-def checked(tmp_path_factory: pytest.TempPathFactory):
+def checked():
     """Per tier, once: what a worker could do there, and whether it outlived its killed grading process."""
     done: dict[str, dict] = {}
 
@@ -242,7 +250,8 @@ def checked(tmp_path_factory: pytest.TempPathFactory):
         if tier != tiers.here():
             tiers.require()
         if tier.name not in done:
-            done[tier.name] = run_checks(tier, tiers.work_folder(tmp_path_factory.mktemp("tier"), tier))
+            with tempfile.TemporaryDirectory(prefix="autograde-test-") as folder:  # where a worker's uid reaches
+                done[tier.name] = run_checks(tier, tiers.work_folder(Path(folder), tier))
         return done[tier.name]
 
     return check
