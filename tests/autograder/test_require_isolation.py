@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 import tiers
-from support import SOLUTIONS, build_submission, replace_in
+from support import SOLUTIONS, build_submission
 
 from autograder import cli, gradescope
 from autograder.sandbox import Isolation, layers, namespaces, probe, uid
@@ -104,9 +104,7 @@ def test_gradescopes_run_autograder_requires_isolation(tmp_path):
     with zipfile.ZipFile(tmp_path / "autograder.zip") as bundle:
         bundle.extractall(root / "source")
     (root / "source" / "run_autograder").chmod(0o755)
-    build_submission(
-        root / "submission", edits={"padding": replace_in("padding", "def gather_final", "def gather_final")}
-    )
+    build_submission(root / "submission")
     tiers.work_folder(root / "results", tier)
     environment = {**tiers.environment(tier, work), "AUTOGRADER_ROOT": str(root), "AUTOGRADER_PYTHON": sys.executable}
     command = tiers.command(tier, [str(root / "source" / "run_autograder")], work)
