@@ -38,6 +38,8 @@ PROBE = (
 )
 CLEAN_ENVIRONMENT = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"}  # as the worker gets it
 TOOLS = ("unshare", "setpriv", "chroot")
+# what a layer in force must give whatever else runs: the probe breaking through it is a failure of its own
+PROMISED = {"namespaces": ("hidden_instructor_files", "no_network"), "landlock": ("hidden_instructor_files",)}
 
 
 def available() -> Isolation:
@@ -45,13 +47,9 @@ def available() -> Isolation:
     return found()[1]
 
 
-def plan() -> layers.Plan:
-    """The layers every worker of this process gets (those that started in the probe)."""
-    return found()[0]
-
-
 @functools.cache
 def found() -> tuple[layers.Plan, Isolation]:
+    """The layers every worker of this process gets (those that started in the probe), and their record."""
     off: dict[str, str] = {}
     version = landlock.abi()
     if not version:
@@ -182,25 +180,22 @@ class Listeners:
 
 def record(plan: layers.Plan, outcome: dict[str, Any], off: dict[str, str], failures: list[str]) -> Isolation:
     """The Isolation record: what held (measured by the probe) and which layers give it."""
-    found, applied = outcome["found"], outcome["layers"]
+    seen, applied = outcome["found"], outcome["layers"]
     held = {
         "separate_user": outcome["uid"] is not None,
-        "no_network": not (found["tcp"] or found["udp"] or found["unix"] or outcome["heard"]),
-        "hidden_instructor_files": not found["read"],
-        "private_tmp": not (found["wrote"] or outcome["wrote_outside"]),
-        "own_pid_namespace": found["pid"] == 1,
-        "no_process_outlives": found["pid"] == 1
-        or not found["signal"],  # a PID namespace, or a supervisor it cannot kill
+        "no_network": not (seen["tcp"] or seen["udp"] or seen["unix"] or outcome["heard"]),
+        "hidden_instructor_files": not seen["read"],
+        "private_tmp": not (seen["wrote"] or outcome["wrote_outside"]),
+        "own_pid_namespace": seen["pid"] == 1,
+        "no_process_outlives": seen["pid"] == 1 or not seen["signal"],  # or a supervisor it cannot kill
     }
     giving = givers(plan, outcome)
     mechanisms = {name: giving[name] if held[name] else [] for name in held}
     failures = failures + [f"{name}: {state}" for name, state in applied.items() if state.startswith("failed")]
-    for layer, protections in (
-        ("namespaces", ("hidden_instructor_files", "no_network")),
-        ("landlock", ("hidden_instructor_files",)),
-    ):
+    in_force = {"namespaces": bool(plan.namespaces), "landlock": applied["landlock"].startswith("abi")}
+    for layer, protections in PROMISED.items():
         broken = [name for name in protections if not held[name]]
-        if applied.get(layer, plan.namespaces).startswith(("abi", "root", "user")) and broken:
+        if in_force[layer] and broken:
             failures.append(f"{layer}: in force, but the probe broke through: {', '.join(broken)}")
     names = {
         "namespaces": plan.namespaces or off.get("namespaces", "off"),

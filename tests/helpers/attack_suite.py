@@ -648,8 +648,7 @@ class Gradings:
             pending.cancel()
         wait(list(self.futures.values()))
         self.threads.shutdown()
-        self.pool.close()
-        self.pool.join()
+        self.pool.terminate()  # a grading still running (one that hung) goes with it
 
 
 def selected(session: Any) -> list[tuple[Tier | None, str]]:
