@@ -199,7 +199,7 @@ def record(plan: layers.Plan, outcome: dict[str, Any], off: dict[str, str], fail
             failures.append(f"{layer}: in force, but the probe broke through: {', '.join(broken)}")
     names = {
         "namespaces": plan.namespaces or off.get("namespaces", "off"),
-        "uid": f"uid {outcome['uid']}" if outcome["uid"] is not None else off.get("uid", "off"),
+        "uid": uid.NAME if outcome["uid"] is not None else off.get("uid", "off"),
         "landlock": applied["landlock"] if plan.landlock else off.get("landlock", "off"),
         "seccomp": applied["seccomp"] if plan.seccomp else off.get("seccomp", "off"),
     }
@@ -210,7 +210,7 @@ def givers(plan: layers.Plan, outcome: dict[str, Any]) -> dict[str, list[str]]:
     """Per protection, the layers of `plan` that give it (where it holds)."""
     applied, pid_namespace = outcome["layers"], outcome["found"]["pid"] == 1
     ns = [plan.namespaces] if plan.namespaces else []
-    user = [f"uid {outcome['uid']}"] if outcome["uid"] is not None else []
+    user = [uid.NAME] if outcome["uid"] is not None else []
     version = int(applied["landlock"].split()[1]) if applied["landlock"].startswith("abi") else 0
     lock = [f"landlock abi {version}"] if version else []
     filtered = ["seccomp"] if applied["seccomp"] == "on" else []

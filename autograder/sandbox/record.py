@@ -1,6 +1,6 @@
 """What isolation a grading had: the record written to results.json (`extra_data.isolation`)."""
 
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import asdict, dataclass, field
 
 # the protections a grading that counts needs (`--require-isolation`), and how to get each
 REQUIRED = {
@@ -26,28 +26,20 @@ class Isolation:
     own_pid_namespace: bool = False
     no_process_outlives: bool = False
     mechanisms: dict[str, list[str]] = field(default_factory=dict)  # protection -> the layers that give it
-    layers: dict[str, str] = field(default_factory=dict)  # layer -> "abi 7", "uid 61000", "off: why", "failed: ..."
+    layers: dict[str, str] = field(
+        default_factory=dict
+    )  # layer -> "abi 7", "uid 61000-64999", "off: why", "failed: ..."
     failures: list[str] = field(default_factory=list)  # layers this machine should allow that did not start
 
     def as_dict(self) -> dict[str, object]:
         return asdict(self)
-
-    def for_uid(self, uid: int) -> "Isolation":
-        """The same record naming the uid a worker really got (each worker has its own)."""
-
-        def named(mechanism: str) -> str:
-            return f"uid {uid}" if mechanism.startswith("uid ") else mechanism
-
-        mechanisms = {name: [named(m) for m in found] for name, found in self.mechanisms.items()}
-        names = {name: named(value) for name, value in self.layers.items()}
-        return replace(self, mechanisms=mechanisms, layers=names)
 
     def missing(self) -> list[str]:
         """The required protections not in force."""
         return [name for name in REQUIRED if not getattr(self, name)]
 
     def in_force(self) -> list[str]:
-        """The layers in force, as results.json names them (`landlock abi 7`, `uid 61000`, ...)."""
+        """The layers in force, as results.json names them (`landlock abi 7`, `uid 61000-64999`, ...)."""
         return list(dict.fromkeys(name for names in self.mechanisms.values() for name in names))
 
     def summary(self) -> str:

@@ -19,6 +19,7 @@ import subprocess
 from pathlib import Path
 
 FIRST, COUNT = 61000, 4000
+NAME = f"uid {FIRST}-{FIRST + COUNT - 1}"  # how results.json names the layer: one uid of these per worker
 LOCKS = Path("/run/autograde-uids")  # root's: a lock per uid in use
 
 

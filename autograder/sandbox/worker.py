@@ -111,7 +111,6 @@ class Worker:
         if self.plan.uid:
             self._lease = uid.Lease()
             self.uid = self._lease.uid
-            self.isolation = self.isolation.for_uid(self.uid)
         layers.prepare(self.plan, self.sandbox, self.uid)
         config = {
             "submission": str(self.submission),

@@ -201,14 +201,13 @@ def test_it_reports_a_worker_killed_during_a_call_as_dead(worker):
         remote.run("probe.beat", str(worker.scratch / "beats"), 5.0, timeout=30)
 
 
-def test_it_keeps_the_grader_alive_when_the_worker_kills_its_parent(worker, monkeypatch):
+def test_it_keeps_the_grader_alive_when_the_worker_kills_its_parent(sandbox, monkeypatch):
     monkeypatch.setattr(probe, "found", lambda: (layers.Plan(), Isolation()))  # no layer: only the supervisor
-    worker.close()
-    worker.plan, worker.isolation = probe.found()
-    remote = Remote(worker)
-    with contextlib.suppress(Died):  # the supervisor in between takes the blow, and the worker with it
-        remote.run("probe.kill_parent")
-    assert remote.run("probe.shout", 1).value == 1  # and this process, the grader, is still here
+    with Worker(make_package(sandbox), sandbox) as unprotected:
+        remote = Remote(unprotected)
+        with contextlib.suppress(Died):  # the supervisor in between takes the blow, and the worker with it
+            remote.run("probe.kill_parent")
+        assert remote.run("probe.shout", 1).value == 1  # and this process, the grader, is still here
 
 
 # -- the OS-level protections, in every tier -------------------------------------------------------
