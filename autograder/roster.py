@@ -65,7 +65,7 @@ def server_preload() -> list[str]:
     return ["autograder.commands", "autograder.plugin", "autograder.student", *names, *extra]
 
 
-def grading_process(submission: str, out: str, only: list[str] | None) -> None:
+def grading_process(submission: str, out: str, only: list[str] | None, require_isolation: bool = True) -> None:
     """In the forked process: `autograde grade SUBMISSION --out OUT`, its output to OUT/grader.log."""
     log = os.open(Path(out) / "grader.log", os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
     for stream in (1, 2):
@@ -74,7 +74,7 @@ def grading_process(submission: str, out: str, only: list[str] | None) -> None:
     from autograder.commands import grade_command
 
     try:
-        status = grade_command(Path(submission), Path(out), only, None)
+        status = grade_command(Path(submission), Path(out), only, None, require_isolation)
     finally:
         sys.stdout.flush()
         sys.stderr.flush()
@@ -119,10 +119,11 @@ def _context() -> multiprocessing.context.BaseContext:
     return context
 
 
-def _start(submission: Path, out: Path, only: list[str] | None) -> _Running:
+def _start(submission: Path, out: Path, only: list[str] | None, require_isolation: bool) -> _Running:
     out.mkdir(parents=True, exist_ok=True)
     (out / KEY_FILE).unlink(missing_ok=True)  # until this grading finishes, nothing here is current
-    process = _context().Process(target=grading_process, args=(str(submission), str(out), only), name=submission.name)
+    arguments = (str(submission), str(out), only, require_isolation)
+    process = _context().Process(target=grading_process, args=arguments, name=submission.name)
     process.start()
     return _Running(process, time.monotonic())
 
@@ -146,6 +147,7 @@ def grade_all(
     force: bool = False,
     progress: Progress | None = None,
     only: list[str] | None = None,
+    require_isolation: bool = True,
 ) -> list[Outcome]:
     """Grade every subdirectory of `submissions` into `out/<student>/`, `jobs` at a time."""
     report = progress or (lambda *_: None)
@@ -164,7 +166,7 @@ def grade_all(
         while queue or running:
             while queue and len(running) < jobs:
                 submission = queue.pop(0)
-                running[submission] = _start(submission, out / submission.name, only)
+                running[submission] = _start(submission, out / submission.name, only, require_isolation)
             time.sleep(0.2)
             for submission, job in list(running.items()):
                 if job.process.is_alive() and time.monotonic() - job.started > limit:

@@ -133,3 +133,9 @@ def test_this_repositorys_ci_lints_tests_and_builds_the_release():
     )
     for command in ("ruff check .", "ruff format --check .", "python -m pytest", "autograde release "):
         assert command in runs
+
+
+def test_this_repositorys_ci_runs_the_tests_as_root_so_that_every_isolation_tier_runs():
+    tests = load(ROOT / ".github" / "workflows" / "ci.yml")["jobs"]["tests"]
+    runs = [step["run"] for step in steps(tests) if "python -m pytest" in step.get("run", "")]
+    assert runs and all(run.startswith("sudo ") for run in runs), runs
