@@ -154,7 +154,7 @@ def grade(submission: Path, rubric: Rubric, require_isolation: bool | None = Non
                     raise IsolationRequired(str(error)) from None
                 from autograder.scrub import Scrubber
 
-                scrubber = Scrubber.for_submission(Path(sandbox) / "submission" / "exercises")
+                scrubber = Scrubber.for_submission(Path(folder) / "submission" / "exercises")
                 student = Remote(worker, deadline, float(rubric.limits.get("call_timeout", 10.0)), scrubber)
                 outcomes = run_suites(student, rubric)
             if worker.refused:  # a restarted worker lost a layer: nothing it answered counts

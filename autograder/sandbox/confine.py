@@ -9,6 +9,7 @@ outside, signal the supervisor. Standard library only: copied into each sandbox 
 
 import os
 import socket
+import sys
 from typing import Any
 
 from . import landlock, seccomp
@@ -36,8 +37,9 @@ def confine(config: dict[str, Any]) -> dict[str, str]:
 
 def measure(checks: dict[str, Any]) -> dict[str, Any]:
     """The probe's attempts, each from inside the layers: what got through."""
-    found: dict[str, Any] = {"uid": os.getuid(), "pid": os.getpid()}
+    found: dict[str, Any] = {"uid": os.getuid(), "pid": os.getpid(), "python": sys.version}
     found["read"] = [path for path in checks["hidden"] if _readable(path)]
+    found["unreadable_libraries"] = [path for path in checks.get("libraries", []) if not _readable(path)]
     found["tcp"] = _try(lambda: socket.create_connection(("127.0.0.1", checks["tcp"]), timeout=2).close())
     found["udp"] = _try(lambda: _send_udp(checks["udp"]))
     found["unix"] = _try(lambda: _connect_unix(checks["unix"]))

@@ -26,6 +26,14 @@ def site_directories() -> list[str]:
     return [path for path in found if Path(path).is_dir()]
 
 
+def libraries() -> list[str]:
+    """The files the worker imports first of what it needs beyond the standard library (found, not imported)."""
+    import importlib.util
+
+    found = (importlib.util.find_spec(name) for name in ("numpy", "torch"))
+    return [spec.origin for spec in found if spec is not None and spec.origin]
+
+
 def interpreter_paths() -> list[Path]:
     """What the worker must still reach: the interpreter and its libraries (a venv and its base)."""
     paths = {Path(sys.base_prefix), Path(sys.prefix), Path(sys.executable).resolve().parent}

@@ -116,6 +116,7 @@ def run(plan: layers.Plan) -> tuple[dict[str, Any] | None, str]:
         worker_uid = lease.uid if lease else None
         runtime = layers.prepare(plan, sandbox, worker_uid)
         checks = {"hidden": paths.evidence(paths.hidden_paths()), "write": str(outside / "written")}
+        checks["libraries"] = paths.libraries()
         checks |= listeners.addresses()
         config = {"runtime": str(runtime), "confine": layers.in_worker(plan, sandbox), "checks": checks}
         worker = [sys.executable, "-I", "-S", "-c", PROBE, json.dumps(config)]
@@ -135,10 +136,30 @@ def run(plan: layers.Plan) -> tuple[dict[str, Any] | None, str]:
             outcome = json.loads(stdout.decode().strip().splitlines()[-1])
         except (ValueError, IndexError):
             return None, what_failed(stderr.decode(errors="replace"), process.returncode)
+        unusable = interpreter_problem(outcome["found"])
+        if unusable:
+            return None, unusable
         outcome["heard"] = listeners.heard()
         outcome["wrote_outside"] = (outside / "written").exists()
         outcome["uid"] = worker_uid
         return outcome, ""
+
+
+def interpreter_problem(found: dict[str, Any]) -> str:
+    """Why the worker could not run the student's code on this interpreter ("" when it can).
+
+    A worker user that cannot enter a private home (Python under /root, mode 700) may still start
+    *a* Python, the system's, which lacks the grader's libraries: the probe needs only the standard
+    library, so it says what it saw.
+    """
+    if found.get("python") != sys.version:
+        return f"worker: its user runs another Python ({found.get('python', '?').split()[0]}): {INTERPRETER_HINT}"
+    if found.get("unreadable_libraries"):
+        return f"worker: its user cannot read {found['unreadable_libraries'][0]}: {INTERPRETER_HINT}"
+    return ""
+
+
+INTERPRETER_HINT = f"{sys.executable} and its libraries must be readable by every user (not in a private home)"
 
 
 class Listeners:
