@@ -9,12 +9,13 @@ import json
 import shutil
 from pathlib import Path
 
-from autograder import release_readme, rubric, stubs
+from autograder import public_mistakes, release_readme, rubric, stubs
 from autograder.public_tests import PUBLIC_TESTS, todo_map
 
 TEMPLATES = Path(__file__).resolve().parent / "templates"
 WORKFLOW = ".github/workflows/public-tests.yml"
 SCRIPTS = ".github/scripts"
+MISTAKES = "exercises/tests/mistakes.json"  # the known mistakes' values on the public tests' inputs
 
 
 class ReleaseError(Exception):
@@ -47,6 +48,7 @@ def files(todos: list[stubs.Todo]) -> dict[str, bytes]:
     out = {f"exercises/{name}": text.encode("utf-8") for name, text in stubs.generate().items()}
     for path in sorted(PUBLIC_TESTS.glob("*.py")):
         out[f"exercises/tests/{path.name}"] = path.read_bytes()
+    out[MISTAKES] = (json.dumps(public_mistakes.values().shipped, separators=(",", ":")) + "\n").encode("utf-8")
     out["README.md"] = release_readme.readme(todos, rubric.load()).encode("utf-8")
     out["pyproject.toml"] = (TEMPLATES / "student-pyproject.toml").read_bytes()
     out[".gitignore"] = (TEMPLATES / "student-gitignore").read_bytes()

@@ -140,9 +140,15 @@ def _apply_effects(args: tuple[Any, ...], call: Call) -> None:
 
 
 # -- turning failures into feedback ---------------------------------------------------
+TRAINING_RUN = "the grader's training run over your code"
+LOOPED = {"harness.train_steps": "train_step"}  # harness targets that only call one of the student's functions
+
+
 def _subject(target: str) -> str:
     """How feedback names a call: the student's function, or the grader's training run over their code."""
-    return "the grader's training run over your code" if target.startswith("harness.") else target.split(".", 1)[1]
+    if target in LOOPED:
+        return LOOPED[target]
+    return TRAINING_RUN if target.startswith("harness.") else target.split(".", 1)[1]
 
 
 def _failure(response: dict[str, Any], target: str) -> StudentError:
@@ -237,7 +243,7 @@ class Remote(Runner):
         except WorkerDied as death:
             self.transcript.append(self.worker.output.decode("utf-8", "replace"))
             hint = DEATH_HINTS.get(death.kind, "")
-            if death.kind == "timeout" and target.startswith("harness."):
+            if death.kind == "timeout" and _subject(target) == TRAINING_RUN:
                 hint = "The recipe takes a few seconds with vectorised code; a Python loop over rows is far too slow."
             message = f"{_subject(target)} did not finish ({death.kind}): {death.detail}. {hint}"
             raise Died(message, death.kind) from None

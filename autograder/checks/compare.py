@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from autograder.catalogue import CATALOGUE
+from autograder import catalogue
 from autograder.runtime.codec import Unsupported
 
 ATOL, RTOL = 1e-5, 1e-4  # DESIGN.md: "equals" is allclose(atol=1e-5, rtol=1e-4)
@@ -148,7 +148,7 @@ def with_diagnosis(mistake: str | None, report: str) -> str:
     """Lead with the named mistake, when there is one."""
     if mistake is None:
         return report
-    return f"{CATALOGUE[mistake.split(':')[0]].feedback}\n{report}"  # "R3:ih" is a second form of R3
+    return f"{catalogue.feedback(mistake)}\n{report}"  # "R3:ih" is a second form of R3
 
 
 def variant_outputs(table: dict[str, Callable[..., Any]], *args: Any) -> dict[str, Any]:

@@ -87,4 +87,28 @@ def train_pattern_model(
     return logits.argmax(dim=-1)
 
 
-TARGETS = {"harness.train_classifier": train_classifier, "harness.train_pattern_model": train_pattern_model}
+def train_steps(
+    resolve: Any,
+    model: nn.Module,
+    batches: list[tuple[torch.Tensor, torch.Tensor, torch.Tensor]],
+    optimizer: torch.optim.Optimizer,
+    clip: tuple[float | None, ...],
+    stale: float | None,
+) -> list[Any]:
+    """The student's train_step called once per batch on the same model and optimizer, as a training loop does.
+
+    `stale` fills every gradient before the first step (what an earlier backward left); `clip` is
+    () for train_step's own default, else (clip,). Returns what each call returned.
+    """
+    train_step = resolve("classifier.train_step")
+    if stale is not None:
+        for parameter in model.parameters():
+            parameter.grad = torch.full_like(parameter, stale)
+    return [train_step(model, batch, optimizer, *clip) for batch in batches]
+
+
+TARGETS = {
+    "harness.train_classifier": train_classifier,
+    "harness.train_pattern_model": train_pattern_model,
+    "harness.train_steps": train_steps,
+}
