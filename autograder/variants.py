@@ -193,8 +193,17 @@ SAMPLE = {
 
 
 # -- SequenceClassifier.forward ----------------------------------------------------------------
-def _classify(model, tokens, lengths=None, *, last="gather", over_padding=(), padding=-torch.inf, **confused):
-    batch_axis, transposed = confused.get("batch_axis", False), confused.get("transposed", False)
+def _classify(
+    model,
+    tokens,
+    lengths=None,
+    *,
+    last="gather",
+    over_padding=(),
+    padding=-torch.inf,  # what the real steps' maximum competes with
+    batch_axis=False,
+    transposed=False,
+):
     if transposed:  # (length, batch, embed) fed to a batch_first layer, turned back afterwards
         output = model.rnn(model.embedding(tokens).transpose(0, 1))[0].transpose(0, 1)
     else:
