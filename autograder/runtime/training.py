@@ -1,10 +1,15 @@
-"""The grader's own training loops, run in the worker over the student's code.
+"""The grader's own training recipe for the threshold items, run in the worker over the student's code.
 
 The recipes are the lessons' (Adam, mini-batches, gradient norm clipped at 1.0,
 fixed seeds); the numbers come from the rubric. Only predictions go back: the
-labels of the evaluation rows never reach the worker.
+labels of the evaluation rows never reach the worker. The student repository gets
+this file as it is (`python -m exercises.check_training`): the same runs and the
+same report, on data from other seeds.
 """
 
+import statistics
+from dataclasses import dataclass
+from types import ModuleType
 from typing import Any
 
 import torch
@@ -105,6 +110,82 @@ def train_steps(
         for parameter in model.parameters():
             parameter.grad = torch.full_like(parameter, stale)
     return [train_step(model, batch, optimizer, *clip) for batch in batches]
+
+
+# -- the data of a run, and the report on its accuracies --------------------------------------------
+@dataclass(frozen=True)
+class DataSeeds:
+    """Where a run's rows come from: training rows from seed `train` + the run's seed, held-out rows from `held_out`."""
+
+    train: int
+    held_out: int
+
+
+def kind(settings: dict[str, Any]) -> str:
+    """'classifier' (full-length rows), 'padded' (rows of several lengths) or 'pattern' (the language model)."""
+    if settings["task"] == "pattern":
+        return "pattern"
+    return "padded" if "max_length" in settings else "classifier"
+
+
+def training_run(
+    data: ModuleType, settings: dict[str, Any], seed: int, seeds: DataSeeds
+) -> tuple[str, tuple[Any, ...], torch.Tensor]:
+    """(the training target, its arguments, the held-out labels) of one run; `data` is the week's data module."""
+    run = {**settings, "seed": seed}
+    if kind(settings) == "pattern":
+        held_out = data.make_pattern(seed=seeds.held_out)
+        return (
+            "harness.train_pattern_model",
+            (run, data.make_pattern(seed=seeds.train + seed), held_out[:, :-1]),
+            held_out[:, 1:],
+        )
+    if kind(settings) == "classifier":
+        tokens, labels = data.make_sequences(settings["train_size"], seed=seeds.train + seed)
+        eval_tokens, eval_labels = data.make_sequences(settings["eval_size"], seed=seeds.held_out)
+        return "harness.train_classifier", (run, tokens, None, labels, eval_tokens, None), eval_labels
+    low, high = settings["min_length"], settings["max_length"]
+    tokens, lengths, labels = data.make_padded_sequences(settings["train_size"], low, high, seed=seeds.train + seed)
+    eval_tokens, eval_lengths, eval_labels = data.make_padded_sequences(
+        settings["eval_size"], low, high, seeds.held_out
+    )
+    # evaluation rows carry much more padding than training ever showed: only the gathered state ignores it
+    extra = torch.zeros(len(eval_tokens), settings["eval_padded_to"] - high, dtype=torch.long)
+    eval_tokens = torch.cat([eval_tokens, extra], dim=1)
+    return "harness.train_classifier", (run, tokens, lengths, labels, eval_tokens, eval_lengths), eval_labels
+
+
+def reaches(settings: dict[str, Any], accuracies: list[float]) -> bool:
+    """The item's verdict: the median accuracy over the seeds reaches the threshold."""
+    return statistics.median(accuracies) >= settings["threshold"]
+
+
+def report(settings: dict[str, Any], accuracies: list[float]) -> str:
+    """What the accuracies say, against the threshold and the lesson's figure; the likely cause when short."""
+    median, shown = statistics.median(accuracies), ", ".join(f"{value:.3f}" for value in accuracies)
+    text = (
+        f"{settings['describe']}:\n"
+        f"  median accuracy {median:.3f} (seeds: {shown}); it needs {settings['threshold']:.2f}.\n"
+        f"  The lesson's model reached {settings['lesson']}."
+    )
+    return text if reaches(settings, accuracies) else f"{text}\n{_likely_cause(settings, median)}"
+
+
+def _likely_cause(settings: dict[str, Any], reached: float) -> str:
+    if settings["task"] == "pattern":
+        if reached < 0.5:
+            return (
+                "Near chance like this, the loss is usually not shifted, or shifted the wrong way: the model\n"
+                "must read tokens[:, :-1] and be scored on tokens[:, 1:] (Day 6, 'The shift is the whole task')."
+            )
+        return "Check that every target position counts once and the logits are flattened to (N, vocab)."
+    if reached < 0.6:
+        return (
+            "Near 0.5 the head never sees the memory of the first digit: the state is taken from the wrong\n"
+            "place (output[-1] is the last row, output[:, 0] the first step; with padding, gather each row\n"
+            "at lengths - 1) (Day 3, Day 4)."
+        )
+    return "It learns something but not enough: check that padding steps never reach the pooled state (Day 4)."
 
 
 TARGETS = {
