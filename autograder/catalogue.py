@@ -3,7 +3,8 @@
 The ids are those of the course's catalogue (shared/misconceptions.md). A check
 that recognises a mistake leads its feedback with `feedback(key)`:
 `[G1] <what the output shows and what to do>.\n  Reread: <lesson>.` A key is an id,
-or an id and a form after ':' ("R1:hh") where one form of a mistake needs its own words.
+an id and a form after ':' ("R1:hh") where one form of a mistake needs its own words, or
+ids joined by '+' ("C3+C4") for two mistakes made at once, each then named on its own line.
 """
 
 from dataclasses import dataclass, field
@@ -275,7 +276,12 @@ MISTAKES = [
 CATALOGUE: dict[str, Mistake] = {mistake.id: mistake for mistake in MISTAKES}
 
 
+def ids(key: str) -> list[str]:
+    """The catalogue ids a variant key names: "G1", "R1:hh" (a form of R1), "C3+C4" (two mistakes at once)."""
+    return key.partition(":")[0].split("+")
+
+
 def feedback(key: str) -> str:
-    """The feedback that names the mistake of a variant key ("G1", or "R1:hh" for a form of R1)."""
-    mistake, _, form = key.partition(":")
-    return CATALOGUE[mistake].feedback_for(form)
+    """The feedback that names the mistake(s) of a variant key, each with its lesson."""
+    form = key.partition(":")[2]
+    return "\n".join(CATALOGUE[mistake].feedback_for(form) for mistake in ids(key))

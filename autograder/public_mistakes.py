@@ -119,8 +119,8 @@ class Values:
     """What ships (`shipped`), and which catalogue ids the public tests can see and can name."""
 
     shipped: dict[str, Any]
-    visible: dict[str, list[str]]  # id -> the tests that fail with it
-    named: dict[str, list[str]]  # id -> the tests whose failure names it
+    visible: dict[str, set[str]]  # id -> the tests that fail with it
+    named: dict[str, set[str]]  # id -> the tests whose failure names it
 
 
 def _same(conftest_same: Callable[[Any, Any], bool], a: list[dict], b: list[dict]) -> bool:
@@ -129,7 +129,9 @@ def _same(conftest_same: Callable[[Any, Any], bool], a: list[dict], b: list[dict
 
 def select(records: dict[str, Any], same: Callable[[Any, Any], bool]) -> Values:
     """Keep, per test, the variants whose calls make it fail, differ from the reference's, and name one id."""
-    tests, visible, named = {}, {}, {}
+    tests: dict[str, Any] = {}
+    visible: dict[str, set[str]] = {}
+    named: dict[str, set[str]] = {}
     for test, record in records.items():
         failing = {
             key: run["calls"]
@@ -138,14 +140,16 @@ def select(records: dict[str, Any], same: Callable[[Any, Any], bool]) -> Values:
         }
         kept: dict[str, list[dict]] = {}
         for key, calls in failing.items():
-            mistake = key.split(":")[0]
-            visible.setdefault(mistake, []).append(test)
-            twins = [other for other, theirs in failing.items() if other != key and _same(same, calls, theirs)]
-            if any(other.split(":")[0] != mistake for other in twins):
-                continue  # another mistake gives the same calls: naming either could be wrong
-            if not any(other.split(":")[0] == mistake for other in kept):
-                kept[key] = calls
-                named.setdefault(mistake, []).append(test)
+            mistakes = set(catalogue.ids(key))
+            if len(mistakes) == 1:  # a variant of two mistakes does not tell which one the test sees
+                visible.setdefault(key.split(":")[0], set()).add(test)
+            twins = [other for other, theirs in failing.items() if _same(same, calls, theirs)]
+            if mistakes != set.intersection(*(set(catalogue.ids(other)) for other in twins)):
+                continue  # name only what every variant giving these calls has in common
+            if not any(set(catalogue.ids(other)) == mistakes and _same(same, calls, kept[other]) for other in kept):
+                kept[key] = calls  # a form whose calls an earlier form already gives adds nothing
+                for mistake in mistakes:
+                    named.setdefault(mistake, set()).add(test)
         if kept:
             tests[test] = {"function": record["function"], "in_place": record["in_place"], "mistakes": kept}
     keys = sorted({key for entry in tests.values() for key in entry["mistakes"]})

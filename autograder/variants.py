@@ -2,7 +2,8 @@
 
 A check runs these on its own inputs; when a student's output matches a variant on
 every input, the feedback names the mistake. Keys are catalogue ids, with a suffix
-after ':' for a second form of the same mistake ("R3:ih").
+after ':' for a second form of the same mistake ("R3:ih"), and '+' between the ids of
+a variant that makes two mistakes at once ("C3+C4").
 """
 
 import copy
@@ -63,8 +64,10 @@ def _final(state):
     return (state[0] if isinstance(state, tuple) else state)[-1]
 
 
-def _unpacked(rnn: nn.Module, embedded, lengths):
+def _unpacked(rnn: nn.Module, embedded, lengths, *, masked=False):
     output, state = rnn(embedded)
+    if masked:  # the padding steps zeroed afterwards: the output looks packed, the final state is not
+        output = output * (torch.arange(embedded.shape[1]).unsqueeze(0) < lengths.unsqueeze(1)).unsqueeze(2)
     return output, _final(state)
 
 
@@ -76,14 +79,21 @@ def _sorted_order(rnn: nn.Module, embedded, lengths):
     return output, _final(state)
 
 
-def _time_major(rnn: nn.Module, embedded, lengths):
-    packed = pack_padded_sequence(embedded, lengths, enforce_sorted=False)
+def _time_major(rnn: nn.Module, embedded, lengths, *, pack=False, unpack=True):
+    """batch_first left out when packing (`pack=False`) or when unpacking (`unpack=False`)."""
+    packed = pack_padded_sequence(embedded, lengths, batch_first=pack, enforce_sorted=False)
     output, state = rnn(packed)
-    output, _ = pad_packed_sequence(output, batch_first=True, total_length=embedded.shape[1])
+    output, _ = pad_packed_sequence(output, batch_first=unpack, total_length=embedded.shape[1])
     return output, _final(state)
 
 
-ENCODE_PACKED = {"P1": _unpacked, "P2": _sorted_order, "P3": _time_major}
+ENCODE_PACKED = {
+    "P1": _unpacked,
+    "P1:masked": lambda *a: _unpacked(*a, masked=True),
+    "P2": _sorted_order,
+    "P3": _time_major,
+    "P3:unpacked": lambda *a: _time_major(*a, pack=True, unpack=False),
+}
 
 
 # -- gather_final / masked_mean --------------------------------------------------------------
@@ -161,11 +171,18 @@ def _scrambled(model, tokens, pad_id=None):
     return F.cross_entropy(logits.reshape(vocab, -1).T, tokens[:, 1:].reshape(-1), ignore_index=ignore)
 
 
+def _unflattened(model, tokens, pad_id=None):
+    """(batch, length, vocab) straight into cross_entropy: it reads axis 1, the positions, as the classes."""
+    logits, _ = model(tokens[:, :-1])
+    return F.cross_entropy(logits, tokens[:, 1:], ignore_index=-100 if pad_id is None else pad_id)
+
+
 NEXT_TOKEN_LOSS = {
     "S1": lambda model, tokens, pad_id=None: _loss(model, tokens, tokens, pad_id),
     "S1:trimmed": lambda model, tokens, pad_id=None: _loss(model, tokens[:, :-1], tokens[:, :-1], pad_id),
     "S2": lambda model, tokens, pad_id=None: _loss(model, tokens[:, 1:], tokens[:, :-1], pad_id),
     "S3": _scrambled,
+    "S3:unflattened": _unflattened,
     "S4": lambda model, tokens, pad_id=None: _loss(model, tokens[:, :-1], tokens[:, 1:], None),
     "S4:denominator": _mean_over_all_positions,
 }
@@ -227,7 +244,7 @@ CLASSIFIER_FORWARD = {
     "C1:transposed": lambda *a: _classify(*a, transposed=True),
     "C2": lambda *a: _classify(*a, last="padded"),
     "C3": lambda *a: _classify(*a, over_padding=("mean",)),
-    "C3:and_max": lambda *a: _classify(*a, over_padding=("mean", "max")),
+    "C3+C4": lambda *a: _classify(*a, over_padding=("mean", "max")),
     "C4": lambda *a: _classify(*a, over_padding=("max",)),
     "C4:zeroed": lambda *a: _classify(*a, padding=0.0),
 }
@@ -268,6 +285,7 @@ def _without_nine(tokens):
 
 BAG_OF_COUNTS = {
     "B1": lambda tokens: _counts(tokens, range(0, 9)),
+    "B1:ten": lambda tokens: _counts(tokens, range(0, 10)),  # a column for the padding too
     "B1:eight": lambda tokens: _counts(tokens, range(1, 9)),
     "B1:nine_zero": _without_nine,
 }

@@ -148,7 +148,7 @@ def with_diagnosis(mistake: str | None, report: str) -> str:
     """Lead with the named mistake, when there is one."""
     if mistake is None:
         return report
-    return f"{catalogue.feedback(mistake)}\n{report}"  # "R3:ih" is a second form of R3
+    return f"{catalogue.feedback(mistake)}\n{report}"
 
 
 def variant_outputs(table: dict[str, Callable[..., Any]], *args: Any) -> dict[str, Any]:
