@@ -229,6 +229,7 @@ def test_its_readme_lists_every_todo_with_its_function_lesson_and_points(release
     for aspects in graded.thresholds.values():
         for spec in aspects.values():
             assert spec["describe"] in text and f"≥ {spec['threshold']:g}" in text
+    assert "    python -m exercises.check_training" in text
 
 
 def test_its_readme_sets_up_in_two_commands_and_says_the_preview_is_not_the_grade(released):
