@@ -8,6 +8,7 @@ recurrent layers used and the output printed. Failures raise a `StudentError`
 whose message is the feedback.
 """
 
+import importlib
 import re
 import time
 import types
@@ -264,6 +265,19 @@ class InProcess(Runner):
             return codec.loads(codec.dumps(harness.call(request, self.resolve))), ""
         except Exception as error:
             return {"ok": False, "phase": "call", "error": harness.describe_exception(error, "")}, ""
+
+
+def in_package(package: str) -> Callable[[str], Any]:
+    """A resolver over a package of exercise modules: in_package("solutions")("classifier.train_step")."""
+
+    def resolve(dotted: str) -> Any:
+        module, *path = dotted.split(".")
+        value = importlib.import_module(f"{package}.{module}")
+        for name in path:
+            value = getattr(value, name)
+        return value
+
+    return resolve
 
 
 def _namespace_resolver(namespace: dict[str, Any] | types.ModuleType) -> Callable[[str], Any]:
