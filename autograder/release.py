@@ -54,7 +54,7 @@ def _json(value: object) -> bytes:
 
 
 def training_check() -> dict[str, bytes]:
-    """The grader's recipe (its own files), its settings and the command that runs it on other data."""
+    """The grader's recipe (its own files but TODO 6's answer), its settings and the command that runs it."""
     items = {
         Item(function, aspect, 0).name: settings
         for function, aspects in rubric.load().thresholds.items()
@@ -65,7 +65,8 @@ def training_check() -> dict[str, bytes]:
         f"{CHECK_TRAINING}/__init__.py": doc.encode("utf-8"),
         f"{CHECK_TRAINING}/__main__.py": (TEMPLATES / "check_training.py").read_bytes(),
         f"{CHECK_TRAINING}/recipe.py": (RUNTIME / "training.py").read_bytes(),
-        f"{CHECK_TRAINING}/trusted.py": (RUNTIME / "trusted.py").read_bytes(),
+        f"{CHECK_TRAINING}/language_model.py": (RUNTIME / "language_model.py").read_bytes(),
+        f"{CHECK_TRAINING}/forget_gate.py": (TEMPLATES / "check_training_forget_gate.py").read_bytes(),
         f"{CHECK_TRAINING}/settings.json": _json({"data_seeds": vars(STUDENT_SEEDS), "items": items}),
     }
 

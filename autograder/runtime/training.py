@@ -4,7 +4,8 @@ The recipes are the lessons' (Adam, mini-batches, gradient norm clipped at 1.0,
 fixed seeds); the numbers come from the rubric. Only predictions go back: the
 labels of the evaluation rows never reach the worker. The student repository gets
 this file as it is (`python -m exercises.check_training`): the same runs and the
-same report, on data from other seeds.
+same report, on data from other seeds, the forget gate opened by the student's own
+set_forget_bias (forget_gate.py holds TODO 6's answer and stays here).
 """
 
 import statistics
@@ -16,21 +17,10 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from .trusted import LanguageModel
+from .forget_gate import open_forget_gate
+from .language_model import LanguageModel
 
 EVAL_CHUNK = 1024
-
-
-def _open_forget_gate(rnn: nn.Module, value: float) -> None:
-    """The standard LSTM initialisation (Day 2), done here so no TODO is needed for it."""
-    if isinstance(rnn, nn.LSTM):
-        hidden = rnn.hidden_size
-        with torch.no_grad():
-            for name, parameter in rnn.named_parameters():
-                if name.startswith("bias_ih"):
-                    parameter[hidden : 2 * hidden] = value
-                elif name.startswith("bias_hh"):
-                    parameter[hidden : 2 * hidden] = 0.0
 
 
 def train_classifier(
@@ -46,7 +36,7 @@ def train_classifier(
     torch.manual_seed(recipe["seed"])
     kind = resolve("classifier.SequenceClassifier")
     model = kind(vocab=10, embed=recipe["embed"], hidden=recipe["hidden"], cell=recipe["cell"], pooling="last")
-    _open_forget_gate(model.rnn, recipe["forget_bias"])
+    open_forget_gate(model.rnn, recipe["forget_bias"])  # TODO 6's answer: see forget_gate.py
     optimizer = torch.optim.Adam(model.parameters(), lr=recipe["learning_rate"])
     order = torch.Generator().manual_seed(recipe["seed"])
     size = recipe["batch_size"]

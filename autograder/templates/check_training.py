@@ -7,7 +7,8 @@
 `recipe.py` is the grader's own training code, unchanged, and `settings.json` its settings: the
 same models, optimiser, epochs, seeds and threshold, and the same report the grader writes. Only
 the data differ: these rows come from other seeds than the grader's, so your grade's accuracies
-will be close to these, not equal. Exit status 0 when every item reaches its threshold, 1 otherwise.
+will be close to these, not equal; and the classifier's forget gate is opened by your own
+set_forget_bias (forget_gate.py). Exit status 0 when every item reaches its threshold, 1 otherwise.
 """
 
 import argparse
