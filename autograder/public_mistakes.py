@@ -25,7 +25,7 @@ from typing import Any
 
 import pytest
 
-from autograder import catalogue, stubs
+from autograder import catalogue, stubs, variants
 from autograder.public_tests import PUBLIC_TESTS, todo_map
 
 OPTION = "--record-mistakes"
@@ -71,7 +71,13 @@ def _adapted(variant: Callable[..., Any], reference: Callable[..., Any]) -> Call
     return call
 
 
-def _run(item: pytest.Function, conftest: ModuleType, target: str, in_place: bool, replacement=None) -> dict:
+def _run(
+    item: pytest.Function,
+    conftest: ModuleType,
+    target: str,
+    in_place: bool,
+    replacement: Callable[..., Any] | None = None,
+) -> dict[str, Any]:
     """The test's body once, watched; whether it failed and what the calls gave."""
     arguments = {name: item.funcargs[name] for name in inspect.signature(item.obj).parameters}
     conftest.seed()
@@ -86,16 +92,15 @@ def _run(item: pytest.Function, conftest: ModuleType, target: str, in_place: boo
 
 @pytest.hookimpl(wrapper=True)
 def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> Iterator[None]:
-    from autograder import variants
-
+    """Before the test runs as usual: its body once over the reference, then once per variant, recorded."""
     config = pyfuncitem.config
     target = _targets(pyfuncitem.path.parent).get(f"{pyfuncitem.path.stem}::{pyfuncitem.originalname}")
-    table = variants.BY_FUNCTION.get(target.split(".", 1)[1]) if target and config.option.record_mistakes else None
+    function = target.split(".", 1)[1] if target else ""
+    table = variants.BY_FUNCTION.get(function) if config.getoption("record_mistakes") else None
     if table:
         conftest = _conftest(config)
-        function = target.split(".", 1)[1]
         in_place = function in variants.IN_PLACE
-        owner, name = conftest._owner(target)
+        owner, name = conftest.owner_of(target)
         reference = getattr(owner, name)
         record = {"function": target, "in_place": in_place, "reference": _run(pyfuncitem, conftest, target, in_place)}
         record["variants"] = {
@@ -108,7 +113,7 @@ def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> Iterator[None]:
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:
-    path = session.config.option.record_mistakes
+    path = session.config.getoption("record_mistakes")
     if path:
         Path(path).write_text(json.dumps(session.config.stash[_records]), encoding="utf-8")
 

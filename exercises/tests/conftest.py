@@ -109,13 +109,13 @@ def same(a: Any, b: Any) -> bool:
 
 
 # -- watching the function under test ---------------------------------------------------------
-def _owner(target: str) -> tuple[Any, str]:
+def owner_of(target: str) -> tuple[Any, str]:
     """'classifier.SequenceClassifier.forward' -> (the class, 'forward')."""
     module, *path = target.split(".")
-    owner = importlib.import_module(f"exercises.{module}")
+    found = importlib.import_module(f"exercises.{module}")
     for name in path[:-1]:
-        owner = getattr(owner, name)
-    return owner, path[-1]
+        found = getattr(found, name)
+    return found, path[-1]
 
 
 def _modules(function: Callable[..., Any], args: tuple, kwargs: dict) -> list[nn.Module]:
@@ -138,7 +138,7 @@ def watching(target: str, in_place: bool, replacement: Callable[..., Any] | None
 
     With `replacement`, the calls go to it instead (how the course computes a mistake's values).
     """
-    owner, name = _owner(target)
+    owner, name = owner_of(target)
     original = getattr(owner, name)
     calls: list[dict] = []
 
