@@ -72,7 +72,8 @@ def build_parser() -> argparse.ArgumentParser:
     release = subcommands.add_parser("release", help="write the student repository into DIR")
     release.add_argument("dir", type=Path, help="where the student repository goes")
     release.add_argument("--force", action="store_true", help="replace DIR's contents (its .git folder is kept)")
-    release.set_defaults(run=lambda args: commands.release_command(args.dir, args.force))
+    release.add_argument("--classroom", action="store_true", help="its workflow reports to GitHub Classroom")
+    release.set_defaults(run=lambda args: commands.release_command(args.dir, args.force, args.classroom))
 
     gradebook = subcommands.add_parser("gradebook", help="merge a roster's gradings into a CSV and an overview")
     gradebook.add_argument("results", type=Path, help="one subfolder per student, each with results.json")

@@ -214,12 +214,12 @@ def stubs_command(check: bool) -> int:
     return EXIT_OK
 
 
-def release_command(target: Path, force: bool) -> int:
-    """Write the student repository into target."""
+def release_command(target: Path, force: bool, classroom: bool = False) -> int:
+    """Write the student repository into target (its workflow reporting to GitHub Classroom with `classroom`)."""
     from autograder import release
 
     try:
-        written = release.release(target, force)
+        written = release.release(target, force, classroom)
     except release.ReleaseError as error:
         print(f"autograde: {error}", file=sys.stderr)
         return EXIT_ERROR

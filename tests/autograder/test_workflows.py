@@ -1,4 +1,5 @@
-"""The GitHub workflows, this repository's and the student release's: linted, pinned, least privilege."""
+"""The GitHub workflows, this repository's and the student release's (plain and for GitHub Classroom): linted,
+pinned, least privilege."""
 
 import re
 from pathlib import Path
@@ -8,7 +9,7 @@ import yaml
 from support import ROOT
 from workflow_lint import actionlint, zizmor
 
-from autograder import release
+from autograder import classroom, cli, release
 
 USES = re.compile(r"^\s*(?:-\s*)?uses:\s*(\S+?)@(\S+)(.*)$", re.MULTILINE)
 
@@ -21,10 +22,19 @@ def released(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture(scope="module")
-def workflows(released: Path) -> list[Path]:
-    found = sorted((ROOT / ".github" / "workflows").glob("*.yml")) + sorted(
-        (released / ".github" / "workflows").glob("*.yml")
-    )
+def for_classroom(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The release of `autograde release --classroom`."""
+    target = tmp_path_factory.mktemp("student") / "classroom"
+    assert cli.main(["release", str(target), "--classroom"]) == 0
+    return target
+
+
+@pytest.fixture(scope="module")
+def workflows(released: Path, for_classroom: Path) -> list[Path]:
+    found = sorted((ROOT / ".github" / "workflows").glob("*.yml"))
+    for student in (released, for_classroom):
+        found += sorted((student / ".github" / "workflows").glob("*.yml"))
+    assert [path.name for path in found].count("public-tests.yml") == 2
     assert {path.name for path in found} >= {"ci.yml", "grade-roster.yml", "public-tests.yml"}
     return found
 
@@ -44,8 +54,8 @@ def test_every_workflow_passes_actionlint(workflows):
     assert findings == [], "\n".join(f"{f['file']}:{f['line']}:{f['column']}: {f['message']}" for f in findings)
 
 
-def test_every_workflow_passes_zizmor_offline(released):
-    for target in (ROOT / ".github" / "workflows", released):
+def test_every_workflow_passes_zizmor_offline(released, for_classroom):
+    for target in (ROOT / ".github" / "workflows", released, for_classroom):
         done = zizmor([target])
         assert done.returncode == 0, done.stdout + done.stderr
 
@@ -60,12 +70,17 @@ def test_every_action_is_pinned_to_a_full_commit_with_its_version_beside_it(work
     assert {action: len(refs) for action, refs in pins.items()} == dict.fromkeys(pins, 1), pins
 
 
+# The only job that may read more: Classroom's reporter, with what its README at v1 grants (it writes nothing).
+REPORTER_PERMISSIONS = {"actions": "read", "contents": "read"}
+
+
 def test_every_workflow_reads_contents_only_and_keeps_no_credentials(workflows):
     for path in workflows:
         document = load(path)
         assert document["permissions"] == {"contents": "read"}, path.name
         for name, job in document["jobs"].items():
-            assert "permissions" not in job, f"{path.name}: {name} widens its permissions"
+            reports = any(step.get("uses", "").startswith(f"{classroom.REPORTER}@") for step in steps(job))
+            assert job.get("permissions", {}) == (REPORTER_PERMISSIONS if reports else {}), f"{path.name}: {name}"
             for step in steps(job):
                 if step.get("uses", "").startswith("actions/checkout@"):
                     assert step["with"]["persist-credentials"] is False, f"{path.name}: {name} keeps credentials"
@@ -139,3 +154,24 @@ def test_this_repositorys_ci_runs_the_tests_as_root_so_that_every_isolation_tier
     tests = load(ROOT / ".github" / "workflows" / "ci.yml")["jobs"]["tests"]
     runs = [step["run"] for step in steps(tests) if "python -m pytest" in step.get("run", "")]
     assert runs and all(run.startswith("sudo ") for run in runs), runs
+
+
+def test_the_classroom_release_reports_each_todo_to_classrooms_reporter_pinned_to_v1(released, for_classroom):
+    plain, document = load(released / release.WORKFLOW), load(for_classroom / release.WORKFLOW)
+    assert document["name"] == "Autograding Tests" and plain["name"] == "Public tests"
+    assert set(document["on"]) == {"push", "pull_request", "repository_dispatch"}
+    job = document["jobs"]["public-tests"]
+    assert job["if"] == "github.actor != 'github-classroom[bot]'"
+    assert job["permissions"] == REPORTER_PERMISSIONS
+    reporter = steps(job)[-1]
+    assert reporter["uses"] == f"{classroom.REPORTER}@d13b5912daf5042ac1b71bc38bdb4a6bcd61d8ca"  # tag v1
+    summary = next(step for step in steps(job) if step.get("id"))
+    runners = reporter["with"]["runners"].split(",")
+    assert runners == [summary["id"]]  # the reporter reads <RUNNER>_RESULTS, the runner id upper-cased
+    assert reporter["env"] == {f"{summary['id'].upper()}_RESULTS": f"${{{{ steps.{summary['id']}.outputs.result }}}}"}
+    assert reporter["if"] == "${{ !cancelled() }}"  # it reports failing tests too
+    without = {name: value for name, value in document["jobs"].items()}
+    without["public-tests"] = {key: value for key, value in job.items() if key not in ("if", "permissions")} | {
+        "steps": steps(job)[:-1]
+    }
+    assert without == plain["jobs"], "the Classroom form adds the reporter and nothing else"
