@@ -114,10 +114,12 @@ def test_the_roster_workflows_gradebook_job_writes_the_class_report_and_summaris
     assert upload["with"]["path"] == "gradebook"  # report.html goes up with the gradebook
 
 
-def test_this_repositorys_ci_gives_the_browser_test_the_runners_chrome():
+def test_this_repositorys_ci_gives_the_browser_test_the_runners_chrome_and_refuses_unlisted_skips():
     tests = load(ROOT / ".github" / "workflows" / "ci.yml")["jobs"]["tests"]
-    step = next(step for step in steps(tests) if step.get("run") == "python -m pytest")
+    step = next(step for step in steps(tests) if "python -m pytest" in step.get("run", ""))
+    assert "--preserve-env" in step["run"]  # under sudo, the step's environment must reach pytest
     assert step["env"]["REPORT_BROWSER"] == "google-chrome"
+    assert step["env"]["CI_ALLOWED_SKIPS"] == ".ci/allowed-skips"
 
 
 def test_the_student_workflow_runs_the_public_tests_and_summarises_them_per_todo(released):
