@@ -1,11 +1,21 @@
 """The misconception catalogue: each known mistake once, with the lesson to reread.
 
 The ids are those of the course's catalogue (shared/misconceptions.md). A check
-that recognises a mistake leads its feedback with `Mistake.feedback`:
-`[G1] <what the output shows and what to do> (<lesson>).`
+that recognises a mistake leads its feedback with `feedback(key)`:
+`[G1] <what the output shows and what to do>.\n  Reread: <lesson>.` A key is an id,
+an id and a form after ':' ("R1:hh") where one form of a mistake needs its own words, or
+ids joined by '+' ("C3+C4") for two mistakes made at once, each then named on its own line.
 """
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True)
+class Form:
+    """A form of a mistake that is explained in its own words."""
+
+    explanation: str
+    lesson: str
 
 
 @dataclass(frozen=True)
@@ -14,22 +24,47 @@ class Mistake:
     function: str
     explanation: str  # one sentence: what the output shows, and the fix
     lesson: str
+    forms: dict[str, Form] = field(default_factory=dict)  # "hh" -> its own words, for "R1:hh"
 
     @property
     def feedback(self) -> str:
-        return f"[{self.id}] {self.explanation}.\n  Reread: {self.lesson}."
+        return _text(self.id, self.explanation, self.lesson)
+
+    def feedback_for(self, form: str) -> str:
+        """The feedback for one form ("hh" of "R1:hh"); the mistake's own for any other."""
+        own = self.forms.get(form)
+        return self.feedback if own is None else _text(self.id, own.explanation, own.lesson)
+
+
+def _text(mistake: str, explanation: str, lesson: str) -> str:
+    return f"[{mistake}] {explanation}.\n  Reread: {lesson}."
 
 
 _DAY1_LOOP = 'Day 1, "The recurrence, written out"'
 _DAY4_PACK = 'Day 4, "Packing is not an optimisation"'
+_DEMO_TRANSPOSED = 'the demos, "PyTorch stores the input-to-hidden weights TRANSPOSED"'
+_DEMO_TWO_BIASES = 'the demos, "biases, one for the input term and one for the hidden term"'
+_TRAINING_LOOP = 'Day 5, "Exploding gradients, and the one-line fix"'
 
 MISTAKES = [
     Mistake(
         "R1",
         "rnn_forward",
         "Your loop multiplies by weight_ih and weight_hh untransposed: PyTorch stores them "
-        "(hidden, input), so use x @ weight_ih.T and h @ weight_hh.T",
-        'demos, "PyTorch stores the input-to-hidden weights transposed"',
+        "(hidden, input) and (hidden, hidden), so use x @ weight_ih.T and h @ weight_hh.T",
+        _DEMO_TRANSPOSED,
+        forms={
+            "ih": Form(
+                "Your loop multiplies x by weight_ih untransposed: PyTorch stores it (hidden, input), "
+                "so use x @ weight_ih.T",
+                _DEMO_TRANSPOSED,
+            ),
+            "hh": Form(
+                "Your loop multiplies the state by weight_hh untransposed: being square it raises no "
+                "shape error, but each step needs h @ weight_hh.T (weight_ih is right)",
+                'the demos\' loop by hand, "h = np.tanh(W_ih @ x + b_ih + W_hh @ h + b_hh)"',
+            ),
+        },
     ),
     Mistake(
         "R2",
@@ -42,7 +77,7 @@ MISTAKES = [
         "R3",
         "rnn_forward",
         "One of the two biases is missing: PyTorch adds both bias_ih and bias_hh at every step",
-        'demos, "PyTorch keeps TWO biases"',
+        _DEMO_TWO_BIASES,
     ),
     Mistake(
         "R4",
@@ -100,7 +135,7 @@ MISTAKES = [
         "gather_final",
         "Off by one: you read index lengths, one step past each row's last real step; "
         "the last real step is at lengths - 1",
-        'Day 4, "gather the output at each real last position"',
+        'Day 4, "gather the output at each sequence\'s real last position"',
     ),
     Mistake(
         "G3",
@@ -121,7 +156,7 @@ MISTAKES = [
         "set_forget_bias",
         "Both bias_ih and bias_hh got the value, so the gate sees twice as much: set "
         "bias_ih's block to the value and bias_hh's to 0",
-        'demos, "PyTorch keeps TWO biases"',
+        _DEMO_TWO_BIASES,
     ),
     Mistake(
         "F3",
@@ -203,6 +238,13 @@ MISTAKES = [
         'Day 4, "divide by the true length"',
     ),
     Mistake(
+        "C4",
+        "SequenceClassifier",
+        "Your max pooling lets the padding compete: take the maximum over each row's real steps only, "
+        "with the padding at -inf (a padding of 0 still beats negative values)",
+        'Day 4, "Sequences of different lengths"',
+    ),
+    Mistake(
         "K1",
         "train_step",
         "Your clipping comes after optimizer.step(), so the step used the unclipped gradient: "
@@ -217,6 +259,13 @@ MISTAKES = [
         'Day 5, "Exploding gradients"',
     ),
     Mistake(
+        "K3",
+        "train_step",
+        "Your gradients are never zeroed, so each step adds the gradients of earlier steps to its own: "
+        "call optimizer.zero_grad() before backward()",
+        _TRAINING_LOOP,
+    ),
+    Mistake(
         "B1",
         "bag_of_counts",
         "Your counts include the padding token 0 or miss digit 9: count the digits 1 to 9, one column each",
@@ -225,3 +274,14 @@ MISTAKES = [
 ]
 
 CATALOGUE: dict[str, Mistake] = {mistake.id: mistake for mistake in MISTAKES}
+
+
+def ids(key: str) -> list[str]:
+    """The catalogue ids a variant key names: "G1", "R1:hh" (a form of R1), "C3+C4" (two mistakes at once)."""
+    return key.partition(":")[0].split("+")
+
+
+def feedback(key: str) -> str:
+    """The feedback that names the mistake(s) of a variant key, each with its lesson."""
+    form = key.partition(":")[2]
+    return "\n".join(CATALOGUE[mistake].feedback_for(form) for mistake in ids(key))

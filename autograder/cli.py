@@ -14,8 +14,20 @@ def _names(text: str) -> list[str]:
 
 def _grade(args: argparse.Namespace) -> int:
     if args.reference:
-        return commands.grade_reference(args.out, args.only, args.fail_under)
-    return commands.grade_command(args.submission, args.out, args.only, args.fail_under)
+        return commands.grade_reference(args.out, args.only, args.fail_under, args.require_isolation)
+    return commands.grade_command(args.submission, args.out, args.only, args.fail_under, args.require_isolation)
+
+
+def _require_isolation(parser: argparse.ArgumentParser, default: bool | None) -> None:
+    """--require-isolation / --no-require-isolation (a grading that counts refuses to run unisolated)."""
+    parser.add_argument(
+        "--require-isolation",
+        action=argparse.BooleanOptionalAction,
+        default=default,
+        help="refuse to grade (exit 2, the reason in results.json) where the student's code could read the "
+        "instructor's files, reach the network or leave a process behind"
+        + (" (default: required)" if default else " (default: not required)"),
+    )
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -28,6 +40,7 @@ def build_parser() -> argparse.ArgumentParser:
     grade.add_argument("--only", type=_names, metavar="NAME[,NAME...]", help="grade only these functions or classes")
     grade.add_argument("--fail-under", type=float, metavar="N", help="exit 1 when the score is below N")
     grade.add_argument("--reference", action="store_true", help="grade the reference solutions (a demonstration)")
+    _require_isolation(grade, None)
     grade.set_defaults(run=_grade)
 
     roster = subcommands.add_parser("grade-all", help="grade every submission in a folder, in parallel")
@@ -36,8 +49,11 @@ def build_parser() -> argparse.ArgumentParser:
     roster.add_argument("--jobs", type=int, help="gradings at once (default: the number of cores)")
     roster.add_argument("--force", action="store_true", help="regrade submissions that are unchanged")
     roster.add_argument("--only", type=_names, metavar="NAME[,NAME...]", help="grade only these functions or classes")
+    _require_isolation(roster, True)
     roster.set_defaults(
-        run=lambda args: commands.grade_all_command(args.submissions, args.out, args.jobs, args.force, args.only)
+        run=lambda args: commands.grade_all_command(
+            args.submissions, args.out, args.jobs, args.force, args.only, args.require_isolation
+        )
     )
 
     calibrate = subcommands.add_parser("calibrate", help="show that every threshold separates right from wrong")
@@ -56,7 +72,8 @@ def build_parser() -> argparse.ArgumentParser:
     release = subcommands.add_parser("release", help="write the student repository into DIR")
     release.add_argument("dir", type=Path, help="where the student repository goes")
     release.add_argument("--force", action="store_true", help="replace DIR's contents (its .git folder is kept)")
-    release.set_defaults(run=lambda args: commands.release_command(args.dir, args.force))
+    release.add_argument("--classroom", action="store_true", help="its workflow reports to GitHub Classroom")
+    release.set_defaults(run=lambda args: commands.release_command(args.dir, args.force, args.classroom))
 
     gradebook = subcommands.add_parser("gradebook", help="merge a roster's gradings into a CSV and an overview")
     gradebook.add_argument("results", type=Path, help="one subfolder per student, each with results.json")

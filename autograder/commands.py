@@ -6,16 +6,26 @@ import sys
 import tempfile
 import time
 import traceback
+from functools import partial
 from pathlib import Path
 
-from autograder import reports, rubric, stubs
-from autograder.grading import GradingError, failed_grading, grade
+from autograder import reports, rubric, sandbox, stubs
+from autograder.grading import GradingError, failed_grading, grade, opted_out, run_environment
 
 EXIT_OK, EXIT_BELOW, EXIT_ERROR = 0, 1, 2
 
 
-def grade_command(submission: Path, out: Path, only: list[str] | None, fail_under: float | None) -> int:
-    """Grade, write results.json and summary.md (always), print the table, choose the exit status."""
+def grade_command(
+    submission: Path,
+    out: Path,
+    only: list[str] | None,
+    fail_under: float | None,
+    require_isolation: bool | None = None,
+) -> int:
+    """Grade, write results.json and summary.md (always), print the table, choose the exit status.
+
+    `require_isolation`: see `grading.grade`; a refusal exits 2 with the reason in results.json.
+    """
     try:
         selected = rubric.load().select(only)
     except ValueError as error:
@@ -23,10 +33,14 @@ def grade_command(submission: Path, out: Path, only: list[str] | None, fail_unde
         return EXIT_ERROR
     started = time.monotonic()
     status = EXIT_OK
+    if require_isolation is False:  # an explicit opt-out comes first, on the terminal as in every report
+        print(opted_out(sandbox.available()), file=sys.stderr)
+    print_isolation(sandbox.available())
     try:
-        result = grade(submission, selected)
+        result = grade(submission, selected, require_isolation)
     except GradingError as error:
-        result, status = failed_grading(selected, str(error), time.monotonic() - started), EXIT_ERROR
+        environment = run_environment(sandbox.available(), require_isolation)
+        result, status = failed_grading(selected, str(error), time.monotonic() - started, environment), EXIT_ERROR
         print(f"autograde: {error}", file=sys.stderr)
     except Exception as error:  # a grader bug must still leave a results.json behind
         message = f"the grader failed unexpectedly ({type(error).__name__}: {error})"
@@ -46,18 +60,28 @@ def grade_command(submission: Path, out: Path, only: list[str] | None, fail_unde
     return status
 
 
-def grade_one(submission: Path, out: Path, only: list[str] | None) -> int:
-    """What `grade-all` runs for each student: `autograde grade SUBMISSION --out OUT [--only ...]`."""
-    return grade_command(submission, out, only, None)
+def grade_one(submission: Path, out: Path, only: list[str] | None, require_isolation: bool = True) -> int:
+    """What `grade-all` runs for each student: `autograde grade SUBMISSION --out OUT [--only ...]`, isolation
+    required unless `require_isolation` is False (grade-all passes it in a functools.partial)."""
+    return grade_command(submission, out, only, None, require_isolation)
 
 
-def grade_reference(out: Path, only: list[str] | None, fail_under: float | None) -> int:
+def print_isolation(isolation: sandbox.Isolation) -> None:
+    """The worker's isolation on the terminal: the layers in force, and any that failed to start."""
+    print(f"isolation: {', '.join(isolation.in_force()) or 'interpreter-level only'}", file=sys.stderr)
+    for failure in isolation.failures:
+        print(f"isolation: failed to start: {failure}", file=sys.stderr)
+
+
+def grade_reference(
+    out: Path, only: list[str] | None, fail_under: float | None, require_isolation: bool | None = None
+) -> int:
     """Grade the reference solutions as if they were a student's fork (a demonstration)."""
     with tempfile.TemporaryDirectory(prefix="autograde-reference-") as folder:
         (Path(folder) / "exercises").mkdir()
         for path in stubs.SOLUTIONS.glob("*.py"):
             shutil.copyfile(path, Path(folder) / "exercises" / path.name)
-        return grade_command(Path(folder), out, only, fail_under)
+        return grade_command(Path(folder), out, only, fail_under, require_isolation)
 
 
 def calibrate_command(seeds: int | None) -> int:
@@ -69,8 +93,19 @@ def calibrate_command(seeds: int | None) -> int:
     return EXIT_OK if all(row.holds for row in rows) else EXIT_BELOW
 
 
-def grade_all_command(submissions: Path, out: Path, jobs: int | None, force: bool, only: list[str] | None) -> int:
-    """Grade a roster folder in parallel; write each student's results, then the gradebook."""
+def grade_all_command(
+    submissions: Path,
+    out: Path,
+    jobs: int | None,
+    force: bool,
+    only: list[str] | None,
+    require_isolation: bool = True,
+) -> int:
+    """Grade a roster folder in parallel; write each student's results, then the gradebook.
+
+    Isolation is required unless `require_isolation` is False: where it is missing, no grading
+    starts, each student's results.json gives the reason, and the exit status is 2.
+    """
     from autograder import roster
     from autograder.progress import ProgressReport
 
@@ -80,8 +115,13 @@ def grade_all_command(submissions: Path, out: Path, jobs: int | None, force: boo
     jobs = jobs or roster.default_jobs()
     out.mkdir(parents=True, exist_ok=True)  # an empty roster still gets its (empty) gradebook and report
     try:
-        rubric.load().select(only)  # an unknown name stops here, before any grading
-        outcomes = roster.grade_all(submissions, out, jobs, grade_one, force, ProgressReport(), only)
+        selected = rubric.load().select(only)  # an unknown name stops here, before any grading
+        isolation = sandbox.available()
+        print_isolation(isolation)
+        if require_isolation and isolation.refusal():
+            return refuse_roster(submissions, out, selected, isolation)
+        grade = partial(grade_one, require_isolation=require_isolation)
+        outcomes = roster.grade_all(submissions, out, jobs, grade, force, ProgressReport(), only)
     except ValueError as error:
         print(f"autograde: {error}", file=sys.stderr)
         return EXIT_ERROR
@@ -96,6 +136,21 @@ def grade_all_command(submissions: Path, out: Path, jobs: int | None, force: boo
     write_gradebook(out, only)
     report_command(out, out, None, only, required=False)
     return EXIT_OK
+
+
+def refuse_roster(submissions: Path, out: Path, selected: rubric.Rubric, isolation: sandbox.Isolation) -> int:
+    """grade-all where isolation is required but missing: the reason in every student's results.json, exit 2."""
+    from autograder import roster
+
+    reason = isolation.refusal()
+    result = failed_grading(selected, reason, 0.0, run_environment(isolation, True))
+    for submission in roster.students(submissions):
+        (out / submission.name).mkdir(parents=True, exist_ok=True)
+        reports.write_results_json(result, out / submission.name / "results.json")
+        reports.write_summary_md(result, out / submission.name / "summary.md")
+    print(f"autograde: {reason}", file=sys.stderr)
+    print("(--no-require-isolation grades anyway, and says so on the first line of every report)", file=sys.stderr)
+    return EXIT_ERROR
 
 
 def write_gradebook(results: Path, only: list[str] | None = None) -> int:
@@ -167,12 +222,12 @@ def stubs_command(check: bool) -> int:
     return EXIT_OK
 
 
-def release_command(target: Path, force: bool) -> int:
-    """Write the student repository into target."""
+def release_command(target: Path, force: bool, classroom: bool = False) -> int:
+    """Write the student repository into target (its workflow reporting to GitHub Classroom with `classroom`)."""
     from autograder import release
 
     try:
-        written = release.release(target, force)
+        written = release.release(target, force, classroom)
     except release.ReleaseError as error:
         print(f"autograde: {error}", file=sys.stderr)
         return EXIT_ERROR

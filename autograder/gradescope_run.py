@@ -1,10 +1,11 @@
 """What Gradescope's `run_autograder` runs: grade /autograder/submission into /autograder/results.
 
-    python -m autograder.gradescope_run [ROOT]     # ROOT defaults to /autograder
+    python -m autograder.gradescope_run [--require-isolation] [ROOT]     # ROOT defaults to /autograder
 
 A submission uploaded from GitHub holds `exercises/`; one uploaded as a zip of the repository
 folder holds it one level down; one uploaded as loose files is the modules themselves. All
-three are graded. The exit status is 0 whenever results.json was written.
+three are graded. The exit status is 0 whenever results.json was written (a grading refused for
+want of isolation included: results.json then gives the reason).
 """
 
 import shutil
@@ -33,12 +34,14 @@ def find_submission(folder: Path, staging: Path) -> Path:
 
 
 def main(argv: list[str]) -> int:
-    root = Path(argv[1]) if len(argv) > 1 else Path("/autograder")
+    require = "--require-isolation" in argv[1:]
+    arguments = [argument for argument in argv[1:] if argument != "--require-isolation"]
+    root = Path(arguments[0]) if arguments else Path("/autograder")
     results = root / "results"
     print(f"grader: {Path(autograder.__file__).parent}")
     with tempfile.TemporaryDirectory(prefix="gradescope-") as staging:
         submission = find_submission(root / "submission", Path(staging))
-        commands.grade_command(submission, results, None, None)
+        commands.grade_command(submission, results, None, None, require or None)
     return 0 if (results / "results.json").is_file() else 1
 
 

@@ -19,11 +19,11 @@ from pathlib import Path
 
 import pytest
 
-from autograder import __version__
+from autograder import __version__, sandbox
 from autograder.plugin import GradingPlugin, Outcome
 from autograder.results import GradingResult, ItemResult
 from autograder.rubric import Rubric
-from autograder.sandbox import Limits, Worker
+from autograder.sandbox import IsolationRefused, Limits, Worker
 
 SUITES = Path(__file__).resolve().parent / "suites"
 MAX_MODULE_BYTES = 1 << 20
@@ -47,6 +47,10 @@ PRELOAD = {
 
 class GradingError(Exception):
     """Grading could not run at all (not the student's fault: a missing folder, a bad option)."""
+
+
+class IsolationRequired(GradingError):
+    """`--require-isolation`, and the worker would not be isolated here: the grading refuses to run."""
 
 
 def copy_submission(submission: Path, target: Path) -> list[str]:
@@ -123,36 +127,64 @@ def limits_from(rubric: Rubric) -> Limits:
     )
 
 
-def grade(submission: Path, rubric: Rubric) -> GradingResult:
-    """Grade one submission against `rubric` (already narrowed by --only)."""
+def grade(submission: Path, rubric: Rubric, require_isolation: bool | None = None) -> GradingResult:
+    """Grade one submission against `rubric` (already narrowed by --only).
+
+    `require_isolation`: True refuses (IsolationRequired) where the worker could read the
+    instructor's files, reach the network or leave a process behind; False is an explicit
+    opt-out, which the reports say on their first line; None leaves it unsaid.
+    """
     started = time.monotonic()
     deadline = started + float(rubric.limits.get("grading_timeout", 600))
-    with tempfile.TemporaryDirectory(prefix="autograde-") as sandbox:
-        ignored = copy_submission(submission, Path(sandbox) / "submission")
+    refusal = sandbox.available().refusal()
+    if require_isolation and refusal:
+        raise IsolationRequired(refusal)
+    with tempfile.TemporaryDirectory(prefix="autograde-") as folder:
+        ignored = copy_submission(submission, Path(folder) / "submission")
         # the worker starts first: it imports torch and warms up while this process does the same
         limits = limits_from(rubric)
-        with Worker(Path(sandbox) / "submission", Path(sandbox), limits) as worker:
+        with Worker(Path(folder) / "submission", Path(folder), limits, bool(require_isolation)) as worker:
             with one_torch_thread():
                 from autograder.student import Remote  # imports torch, as the worker does meanwhile
 
                 for name in limits.preload:
                     importlib.import_module(name)
+                try:
+                    if require_isolation:
+                        worker.await_ready()  # its layers checked before any student code runs
+                except IsolationRefused as error:
+                    raise IsolationRequired(str(error)) from None
                 from autograder.scrub import Scrubber
 
-                scrubber = Scrubber.for_submission(Path(sandbox) / "submission" / "exercises")
+                scrubber = Scrubber.for_submission(Path(folder) / "submission" / "exercises")
                 student = Remote(worker, deadline, float(rubric.limits.get("call_timeout", 10.0)), scrubber)
                 outcomes = run_suites(student, rubric)
-            isolation = worker.isolation.as_dict()
+            if worker.refused:  # a restarted worker lost a layer: nothing it answered counts
+                raise IsolationRequired(worker.refused)
+            isolation = worker.isolation
     items = [_item_result(item, outcomes.get(item.name)) for item in rubric.items]
-    environment = {
+    environment = {**run_environment(isolation, require_isolation), "torch_version": version("torch")}
+    notice = opted_out(isolation) if require_isolation is False else ""
+    return GradingResult(items, round(time.monotonic() - started, 2), environment, ignored, notice=notice)
+
+
+def run_environment(isolation: sandbox.Isolation, require_isolation: bool | None) -> dict[str, object]:
+    """What results.json records of how the grading ran."""
+    return {
         "grader_version": __version__,
-        "torch_version": version("torch"),
         "python_version": sys.version.split()[0],
         "torch_threads": 1,
         "seed": SEED,
-        "isolation": isolation,
+        "isolation": isolation.as_dict(),
+        "isolation_required": require_isolation,
     }
-    return GradingResult(items, round(time.monotonic() - started, 2), environment, ignored)
+
+
+def opted_out(isolation: sandbox.Isolation) -> str:
+    """The reports' first line when the instructor graded without requiring isolation."""
+    missing = isolation.missing()
+    state = f"missing here: {', '.join(missing)}" if missing else "all of it was in force anyway"
+    return f"Graded with --no-require-isolation: the worker's isolation was not required ({state})."
 
 
 @contextmanager
@@ -187,7 +219,9 @@ def _item_result(item, outcome: Outcome | None) -> ItemResult:
     )
 
 
-def failed_grading(rubric: Rubric, error: str, seconds: float) -> GradingResult:
+def failed_grading(
+    rubric: Rubric, error: str, seconds: float, environment: dict[str, object] | None = None
+) -> GradingResult:
     """The result written when grading itself could not finish: every item at 0, the reason given."""
     items = [_item_result(item, Outcome(False, f"Not graded: {error}", failure="not graded")) for item in rubric.items]
-    return GradingResult(items, round(seconds, 2), {"grader_version": __version__}, [], error)
+    return GradingResult(items, round(seconds, 2), environment or {"grader_version": __version__}, [], error)

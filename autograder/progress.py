@@ -15,8 +15,8 @@ def _clock(seconds: float) -> str:
 class ProgressReport:
     """Called once per finished submission: `report(outcome, done, total)`."""
 
-    def __init__(self, stream: TextIO = sys.stderr, width: int = 30) -> None:
-        self.stream = stream
+    def __init__(self, stream: TextIO | None = None, width: int = 30) -> None:
+        self.stream = stream = stream or sys.stderr  # looked up now: a default would be the stderr of import time
         self.width = width
         self.started = time.monotonic()
         self.failures = 0

@@ -1,20 +1,27 @@
 """`autograde release DIR`: write the student repository.
 
-What goes in: the generated stubs (`exercises/`), the public tests (`exercises/tests/`), a
-README, a `pyproject.toml`, a `.gitignore` and the CI workflow with its summary script. What
-never goes in: the reference, the grader, its hidden tests, the rubric file.
+What goes in: the generated stubs (`exercises/`), the public tests (`exercises/tests/`) with the
+known mistakes' values on their inputs (`mistakes.json`), the grader's training recipe as a
+command (`exercises/check_training/`), a README, a `pyproject.toml`, a `.gitignore` and the CI
+workflow with its summary script (`--classroom`: reporting to GitHub Classroom). What never goes
+in: the reference, the grader's checks and hidden tests, the variants' code, the grader's data seeds.
 """
 
 import json
 import shutil
 from pathlib import Path
 
-from autograder import release_readme, rubric, stubs
+from autograder import classroom, public_mistakes, release_readme, rubric, stubs
+from autograder.checks.thresholds import STUDENT_SEEDS
 from autograder.public_tests import PUBLIC_TESTS, todo_map
+from autograder.rubric import Item
 
 TEMPLATES = Path(__file__).resolve().parent / "templates"
 WORKFLOW = ".github/workflows/public-tests.yml"
 SCRIPTS = ".github/scripts"
+MISTAKES = "exercises/tests/mistakes.json"  # the known mistakes' values on the public tests' inputs
+CHECK_TRAINING = "exercises/check_training"  # python -m exercises.check_training
+RUNTIME = Path(__file__).resolve().parent / "runtime"
 
 
 class ReleaseError(Exception):
@@ -42,21 +49,45 @@ def mapping(todos: list[stubs.Todo]) -> dict:
     }
 
 
-def files(todos: list[stubs.Todo]) -> dict[str, bytes]:
+def _json(value: object) -> bytes:
+    return (json.dumps(value, indent=2, ensure_ascii=False) + "\n").encode("utf-8")
+
+
+def training_check() -> dict[str, bytes]:
+    """The grader's recipe (its own files but TODO 6's answer), its settings and the command that runs it."""
+    items = {
+        Item(function, aspect, 0).name: settings
+        for function, aspects in rubric.load().thresholds.items()
+        for aspect, settings in aspects.items()
+    }
+    doc = '"""The grader\'s training recipe, run over your code: python -m exercises.check_training."""\n'
+    return {
+        f"{CHECK_TRAINING}/__init__.py": doc.encode("utf-8"),
+        f"{CHECK_TRAINING}/__main__.py": (TEMPLATES / "check_training.py").read_bytes(),
+        f"{CHECK_TRAINING}/recipe.py": (RUNTIME / "training.py").read_bytes(),
+        f"{CHECK_TRAINING}/language_model.py": (RUNTIME / "language_model.py").read_bytes(),
+        f"{CHECK_TRAINING}/forget_gate.py": (TEMPLATES / "check_training_forget_gate.py").read_bytes(),
+        f"{CHECK_TRAINING}/settings.json": _json({"data_seeds": vars(STUDENT_SEEDS), "items": items}),
+    }
+
+
+def files(todos: list[stubs.Todo], classroom_workflow: bool = False) -> dict[str, bytes]:
     """Relative path -> content of every file of the release."""
     out = {f"exercises/{name}": text.encode("utf-8") for name, text in stubs.generate().items()}
     for path in sorted(PUBLIC_TESTS.glob("*.py")):
         out[f"exercises/tests/{path.name}"] = path.read_bytes()
+    out[MISTAKES] = (json.dumps(public_mistakes.values().shipped, separators=(",", ":")) + "\n").encode("utf-8")
+    out.update(training_check())
     out["README.md"] = release_readme.readme(todos, rubric.load()).encode("utf-8")
     out["pyproject.toml"] = (TEMPLATES / "student-pyproject.toml").read_bytes()
     out[".gitignore"] = (TEMPLATES / "student-gitignore").read_bytes()
-    out[WORKFLOW] = (TEMPLATES / "student-workflow.yml").read_bytes()
+    out[WORKFLOW] = classroom.workflow(classroom_workflow).encode("utf-8")
     out[f"{SCRIPTS}/summarize.py"] = (TEMPLATES / "summarize.py").read_bytes()
-    out[f"{SCRIPTS}/todos.json"] = (json.dumps(mapping(todos), indent=2, ensure_ascii=False) + "\n").encode("utf-8")
+    out[f"{SCRIPTS}/todos.json"] = _json(mapping(todos))
     return out
 
 
-def release(target: Path, force: bool = False) -> list[str]:
+def release(target: Path, force: bool = False, classroom_workflow: bool = False) -> list[str]:
     """Write the student repository into target; return the files written."""
     if target.exists() and not target.is_dir():
         raise ReleaseError(f"{target} is a file, not a folder")
@@ -64,7 +95,7 @@ def release(target: Path, force: bool = False) -> list[str]:
         if not force:
             raise ReleaseError(f"{target} is not empty: pass --force to replace its contents (.git is kept)")
         _clear(target)
-    content = files(stubs.todos())
+    content = files(stubs.todos(), classroom_workflow)
     for relative, data in content.items():
         path = target / relative
         path.parent.mkdir(parents=True, exist_ok=True)

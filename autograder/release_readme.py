@@ -1,8 +1,8 @@
 """The student repository's README.md, written from the TODOs and the rubric.
 
 It says what the week is, how to set up and run the public tests, which TODO follows which
-lesson, and how grading works: points per item, the training thresholds (what is trained and
-the accuracy needed). The rubric's training recipes, seeds and sizes stay out of it.
+lesson, and how grading works: points per item, the training thresholds (what is trained, the
+accuracy needed, and the command that checks them with the grader's recipe).
 """
 
 import ast
@@ -117,6 +117,11 @@ def readme(todos: list[Todo], rubric: Rubric, exercises: Path = EXERCISES) -> st
         "The public tests check shapes, small cases you can verify by hand and what the lessons show.",
         "Each test file has one section per TODO. On the untouched stubs every test fails and names its TODO.",
         "",
+        "When a test fails the way one of the course's common mistakes makes it fail, its message starts with",
+        "that mistake and the lesson to reread, as the grader's feedback does, e.g.",
+        "`[G1] Your final states equal output[:, -1]: ... Gather at lengths - 1.` The values this compares",
+        "with are in `exercises/tests/mistakes.json` (numbers computed from the tests' own inputs).",
+        "",
         "## The TODOs",
         "",
         *todo_table(todos, rubric, exercises),
@@ -147,11 +152,22 @@ def readme(todos: list[Todo], rubric: Rubric, exercises: Path = EXERCISES) -> st
         "",
         *threshold_table(rubric),
         "",
+        "Check them yourself before the deadline (about a minute on a laptop's CPU):",
+        "",
+        "    python -m exercises.check_training              # every item, every seed",
+        "    python -m exercises.check_training --seeds 1    # one seed per item: quicker, less sure",
+        "",
+        "It runs the grader's own training code (`exercises/check_training/recipe.py`) with the grader's",
+        "settings and prints each median accuracy against its threshold and the lesson's figure, in the",
+        "grader's words. Only the data differ (rows from other seeds), so your grade's accuracies will be",
+        "close to these, not equal. The classifier's LSTM starts with its forget gate opened by your own",
+        "`set_forget_bias` (TODO 6), where the grader uses its own: do TODO 6 first.",
+        "",
         "## Continuous integration",
         "",
         "Every push and pull request runs the public tests (`.github/workflows/public-tests.yml`). The run's",
-        "summary page shows a table with the public tests passed and failed per TODO, and the first failure's",
-        "message.",
+        "summary page shows a table with the public tests passed and failed per TODO and, for a failing TODO,",
+        "the first line of its failure: the named mistake, when a failure names one.",
         "",
         "If your instructor has enabled it, a second job, *Preview grade*, runs the course grader on your",
         "repository. It runs in your repository, under your control: it is feedback to help you, not your",

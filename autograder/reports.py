@@ -70,10 +70,11 @@ def gradescope(result: GradingResult) -> dict:
         }
         for item in result.items
     ]
+    score_line = f"Score {_number(result.score)}/{_number(result.max_score)}"
     document = {
         "score": _number(result.score),
         "execution_time": round(result.execution_time, 2),
-        "output": clean(result.error) if result.error else f"Score {_number(result.score)}/{_number(result.max_score)}",
+        "output": _first(result, clean(result.error) if result.error else score_line),
         "visibility": "visible",
         "stdout_visibility": "hidden",
         "tests": tests,
@@ -87,6 +88,11 @@ def gradescope(result: GradingResult) -> dict:
     return document
 
 
+def _first(result: GradingResult, text: str) -> str:
+    """`text` after the result's notice, which always comes first."""
+    return f"{result.notice}\n{text}" if result.notice else text
+
+
 def write_results_json(result: GradingResult, path: Path) -> None:
     path.write_text(json.dumps(gradescope(result), indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
 
@@ -94,6 +100,7 @@ def write_results_json(result: GradingResult, path: Path) -> None:
 def markdown(result: GradingResult) -> str:
     """The summary for humans and for GitHub's job summary."""
     lines = [
+        *([f"**{result.notice}**", ""] if result.notice else []),
         f"## Week 07 · Recurrent Networks: {_number(result.score)} / {_number(result.max_score)}",
         "",
         "| item | score | max | |",

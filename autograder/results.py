@@ -26,6 +26,7 @@ class GradingResult:
     environment: dict[str, object] = field(default_factory=dict)  # torch version, threads, seeds, isolation
     ignored: list[str] = field(default_factory=list)  # submission files left out of the copy
     error: str = ""  # set when grading itself could not finish
+    notice: str = ""  # what the reports say first (an explicit opt-out of isolation)
 
     @property
     def score(self) -> float:

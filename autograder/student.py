@@ -8,6 +8,7 @@ recurrent layers used and the output printed. Failures raise a `StudentError`
 whose message is the feedback.
 """
 
+import importlib
 import re
 import time
 import types
@@ -141,9 +142,15 @@ def _apply_effects(args: tuple[Any, ...], call: Call) -> None:
 
 
 # -- turning failures into feedback ---------------------------------------------------
+TRAINING_RUN = "the grader's training run over your code"
+LOOPED = {"harness.train_steps": "train_step"}  # harness targets that only call one of the student's functions
+
+
 def _subject(target: str) -> str:
     """How feedback names a call: the student's function, or the grader's training run over their code."""
-    return "the grader's training run over your code" if target.startswith("harness.") else target.split(".", 1)[1]
+    if target in LOOPED:
+        return LOOPED[target]
+    return TRAINING_RUN if target.startswith("harness.") else target.split(".", 1)[1]
 
 
 def _failure(response: dict[str, Any], target: str) -> StudentError:
@@ -251,7 +258,7 @@ class Remote(Runner):
         except WorkerDied as death:
             self.transcript.append(self.scrub(self.worker.output.decode("utf-8", "replace")))
             hint = DEATH_HINTS.get(death.kind, "")
-            if death.kind == "timeout" and target.startswith("harness."):
+            if death.kind == "timeout" and _subject(target) == TRAINING_RUN:
                 hint = "The recipe takes a few seconds with vectorised code; a Python loop over rows is far too slow."
             message = f"{_subject(target)} did not finish ({death.kind}): {death.detail}. {hint}"
             raise Died(message, death.kind) from None
@@ -272,6 +279,19 @@ class InProcess(Runner):
             return codec.loads(codec.dumps(harness.call(request, self.resolve))), ""
         except Exception as error:
             return {"ok": False, "phase": "call", "error": harness.describe_exception(error, "")}, ""
+
+
+def in_package(package: str) -> Callable[[str], Any]:
+    """A resolver over a package of exercise modules: in_package("solutions")("classifier.train_step")."""
+
+    def resolve(dotted: str) -> Any:
+        module, *path = dotted.split(".")
+        value = importlib.import_module(f"{package}.{module}")
+        for name in path:
+            value = getattr(value, name)
+        return value
+
+    return resolve
 
 
 def _namespace_resolver(namespace: dict[str, Any] | types.ModuleType) -> Callable[[str], Any]:

@@ -2,8 +2,11 @@
 
 A check runs these on its own inputs; when a student's output matches a variant on
 every input, the feedback names the mistake. Keys are catalogue ids, with a suffix
-after ':' for a second form of the same mistake ("R3:ih").
+after ':' for a second form of the same mistake ("R3:ih"), and '+' between the ids of
+a variant that makes two mistakes at once ("C3+C4").
 """
+
+import copy
 
 import numpy as np
 import torch
@@ -28,10 +31,10 @@ def _rnn(x, w_ih, w_hh, b_ih, b_hh, h0, *, transpose="both", carry=True, use_ih=
     return torch.stack(states, dim=1), h.unsqueeze(0)
 
 
-RNN_FORWARD = {
-    "R1": lambda *a: _rnn(*a, transpose="neither"),
-    "R1:hh": lambda *a: _rnn(*a, transpose="ih"),
+RNN_FORWARD = {  # R1's forms: "ih" raises a shape error first whenever "both" does, so it is tried first
     "R1:ih": lambda *a: _rnn(*a, transpose="hh"),
+    "R1:hh": lambda *a: _rnn(*a, transpose="ih"),
+    "R1": lambda *a: _rnn(*a, transpose="neither"),
     "R2": lambda *a: _rnn(*a, carry=False),
     "R3": lambda *a: _rnn(*a, use_hh=False),
     "R3:ih": lambda *a: _rnn(*a, use_ih=False),
@@ -61,8 +64,10 @@ def _final(state):
     return (state[0] if isinstance(state, tuple) else state)[-1]
 
 
-def _unpacked(rnn: nn.Module, embedded, lengths):
+def _unpacked(rnn: nn.Module, embedded, lengths, *, masked=False):
     output, state = rnn(embedded)
+    if masked:  # the padding steps zeroed afterwards: the output looks packed, the final state is not
+        output = output * (torch.arange(embedded.shape[1]).unsqueeze(0) < lengths.unsqueeze(1)).unsqueeze(2)
     return output, _final(state)
 
 
@@ -74,14 +79,21 @@ def _sorted_order(rnn: nn.Module, embedded, lengths):
     return output, _final(state)
 
 
-def _time_major(rnn: nn.Module, embedded, lengths):
-    packed = pack_padded_sequence(embedded, lengths, enforce_sorted=False)
+def _time_major(rnn: nn.Module, embedded, lengths, *, pack=False, unpack=True):
+    """batch_first left out when packing (`pack=False`) or when unpacking (`unpack=False`)."""
+    packed = pack_padded_sequence(embedded, lengths, batch_first=pack, enforce_sorted=False)
     output, state = rnn(packed)
-    output, _ = pad_packed_sequence(output, batch_first=True, total_length=embedded.shape[1])
+    output, _ = pad_packed_sequence(output, batch_first=unpack, total_length=embedded.shape[1])
     return output, _final(state)
 
 
-ENCODE_PACKED = {"P1": _unpacked, "P2": _sorted_order, "P3": _time_major}
+ENCODE_PACKED = {
+    "P1": _unpacked,
+    "P1:masked": lambda *a: _unpacked(*a, masked=True),
+    "P2": _sorted_order,
+    "P3": _time_major,
+    "P3:unpacked": lambda *a: _time_major(*a, pack=True, unpack=False),
+}
 
 
 # -- gather_final / masked_mean --------------------------------------------------------------
@@ -116,6 +128,15 @@ def _forget(lstm: nn.LSTM, value: float, *, block: int = 1, both=False, layers=N
     return lstm
 
 
+def _new_parameters(lstm: nn.LSTM, value: float = 1.0) -> nn.LSTM:
+    """The right values, but in new Parameter objects (F4): an optimizer built earlier holds the old ones."""
+    values = _forget(copy.deepcopy(lstm), value)
+    for name, parameter in values.named_parameters():
+        if name.startswith("bias"):
+            setattr(lstm, name, nn.Parameter(parameter.detach().clone()))
+    return lstm
+
+
 SET_FORGET_BIAS = {
     "F1": lambda lstm, value=1.0: _forget(lstm, value, block=0),
     "F1:last": lambda lstm, value=1.0: _forget(lstm, value, block=3),
@@ -124,6 +145,7 @@ SET_FORGET_BIAS = {
     "F3": lambda lstm, value=1.0: _forget(lstm, value, layers={0}),
     "F3:forward": lambda lstm, value=1.0: _forget(lstm, value, reverse=False),
     "F3:first": lambda lstm, value=1.0: _forget(lstm, value, layers={0}, reverse=False),
+    "F4": _new_parameters,
 }
 
 
@@ -149,11 +171,18 @@ def _scrambled(model, tokens, pad_id=None):
     return F.cross_entropy(logits.reshape(vocab, -1).T, tokens[:, 1:].reshape(-1), ignore_index=ignore)
 
 
+def _unflattened(model, tokens, pad_id=None):
+    """(batch, length, vocab) straight into cross_entropy: it reads axis 1, the positions, as the classes."""
+    logits, _ = model(tokens[:, :-1])
+    return F.cross_entropy(logits, tokens[:, 1:], ignore_index=-100 if pad_id is None else pad_id)
+
+
 NEXT_TOKEN_LOSS = {
     "S1": lambda model, tokens, pad_id=None: _loss(model, tokens, tokens, pad_id),
     "S1:trimmed": lambda model, tokens, pad_id=None: _loss(model, tokens[:, :-1], tokens[:, :-1], pad_id),
     "S2": lambda model, tokens, pad_id=None: _loss(model, tokens[:, 1:], tokens[:, :-1], pad_id),
     "S3": _scrambled,
+    "S3:unflattened": _unflattened,
     "S4": lambda model, tokens, pad_id=None: _loss(model, tokens[:, :-1], tokens[:, 1:], None),
     "S4:denominator": _mean_over_all_positions,
 }
@@ -181,7 +210,17 @@ SAMPLE = {
 
 
 # -- SequenceClassifier.forward ----------------------------------------------------------------
-def _classify(model, tokens, lengths=None, *, last="gather", over_padding=(), batch_axis=False, transposed=False):
+def _classify(
+    model,
+    tokens,
+    lengths=None,
+    *,
+    last="gather",
+    over_padding=(),
+    padding=-torch.inf,  # what the real steps' maximum competes with
+    batch_axis=False,
+    transposed=False,
+):
     if transposed:  # (length, batch, embed) fed to a batch_first layer, turned back afterwards
         output = model.rnn(model.embedding(tokens).transpose(0, 1))[0].transpose(0, 1)
     else:
@@ -196,7 +235,7 @@ def _classify(model, tokens, lengths=None, *, last="gather", over_padding=(), ba
         pooled = output.mean(1) if "mean" in over_padding else reference_padding.masked_mean(output, lengths)
     else:
         real = torch.arange(tokens.shape[1]).unsqueeze(0) < lengths.unsqueeze(1)
-        pooled = output.amax(1) if "max" in over_padding else output.masked_fill(~real.unsqueeze(2), -torch.inf).amax(1)
+        pooled = output.amax(1) if "max" in over_padding else output.masked_fill(~real.unsqueeze(2), padding).amax(1)
     return model.head(pooled)
 
 
@@ -205,14 +244,17 @@ CLASSIFIER_FORWARD = {
     "C1:transposed": lambda *a: _classify(*a, transposed=True),
     "C2": lambda *a: _classify(*a, last="padded"),
     "C3": lambda *a: _classify(*a, over_padding=("mean",)),
-    "C3:and_max": lambda *a: _classify(*a, over_padding=("mean", "max")),
+    "C3+C4": lambda *a: _classify(*a, over_padding=("mean", "max")),
+    "C4": lambda *a: _classify(*a, over_padding=("max",)),
+    "C4:zeroed": lambda *a: _classify(*a, padding=0.0),
 }
 
 
 # -- train_step ------------------------------------------------------------------------------
-def _train(model, batch, optimizer, clip=1.0, *, when="before", how="norm"):
+def _train(model, batch, optimizer, clip=1.0, *, when="before", how="norm", zero=True):
     tokens, lengths, labels = batch
-    optimizer.zero_grad()
+    if zero:
+        optimizer.zero_grad()
     F.cross_entropy(model(tokens, lengths), labels).backward()
     if clip is not None and when == "before":
         clipper = nn.utils.clip_grad_norm_ if how == "norm" else nn.utils.clip_grad_value_
@@ -224,7 +266,11 @@ def _train(model, batch, optimizer, clip=1.0, *, when="before", how="norm"):
     return float(used)
 
 
-TRAIN_STEP = {"K1": lambda *a: _train(*a, when="after"), "K2": lambda *a: _train(*a, how="value")}
+TRAIN_STEP = {
+    "K1": lambda *a: _train(*a, when="after"),
+    "K2": lambda *a: _train(*a, how="value"),
+    "K3": lambda *a: _train(*a, zero=False),
+}
 
 
 # -- bag_of_counts ---------------------------------------------------------------------------
@@ -239,6 +285,24 @@ def _without_nine(tokens):
 
 BAG_OF_COUNTS = {
     "B1": lambda tokens: _counts(tokens, range(0, 9)),
+    "B1:ten": lambda tokens: _counts(tokens, range(0, 10)),  # a column for the padding too
     "B1:eight": lambda tokens: _counts(tokens, range(1, 9)),
     "B1:nine_zero": _without_nine,
 }
+
+
+# -- every table, by the function it stands in for (as a TODO names it) -------------------------
+BY_FUNCTION = {
+    "rnn_forward": RNN_FORWARD,
+    "lstm_step": LSTM_STEP,
+    "encode_packed": ENCODE_PACKED,
+    "gather_final": GATHER_FINAL,
+    "masked_mean": MASKED_MEAN,
+    "set_forget_bias": SET_FORGET_BIAS,
+    "next_token_loss": NEXT_TOKEN_LOSS,
+    "sample": SAMPLE,
+    "SequenceClassifier.forward": CLASSIFIER_FORWARD,
+    "train_step": TRAIN_STEP,
+    "bag_of_counts": BAG_OF_COUNTS,
+}
+IN_PLACE = {"set_forget_bias", "train_step"}  # their effect is on the module they are given

@@ -9,23 +9,15 @@ import time
 from pathlib import Path
 
 from autograder import rubric
-from autograder.student import InProcess
+from autograder.student import InProcess, in_package
 
 CHECKS = Path(__file__).resolve().parent.parent / "autograder" / "checks"
-
-
-def reference(dotted: str):
-    module, *attributes = dotted.split(".")
-    value = importlib.import_module(f"solutions.{module}")
-    for attribute in attributes:
-        value = getattr(value, attribute)
-    return value
 
 
 def main() -> None:
     started = time.monotonic()
     modules = [importlib.import_module(f"autograder.checks.{path.stem}") for path in CHECKS.glob("*.py")]
-    student = InProcess(reference)
+    student = InProcess(in_package("solutions"))
     for item in rubric.load().items:
         name = f"check_{item.function}_{item.aspect}"
         check = next(getattr(module, name) for module in modules if hasattr(module, name))

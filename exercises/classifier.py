@@ -44,6 +44,9 @@ class SequenceClassifier(nn.Module):
             "mean"  the mean over each row's real steps
             "max"   the element-wise maximum over each row's real steps
 
+        You may call gather_final and masked_mean (from exercises.padding); a
+        mistake in them then costs points here too.
+
         Lesson: Day 3, "Which state goes to the classifier"; Day 4 on padding.
         Traps: the layer is batch_first, so time is axis 1: `output[-1]` is the last
         *row*, not the last step; on a padded batch `output[:, -1]` and a plain mean
@@ -70,10 +73,15 @@ def train_step(
     Returns the total L2 norm of the gradients the optimizer actually used, that
     is after clipping, as a Python float.
 
+    optimizer.zero_grad() and model.zero_grad() both do (the optimizer holds every
+    parameter); the model comes in training mode, so model.train() is not needed.
+
     Lesson: Day 5, "Exploding gradients, and the one-line fix".
-    Traps: clipping after optimizer.step() clips nothing; clip_grad_value_ clips
-    each entry, not the norm, and changes the direction; the norm to report is
-    the one measured after clipping.
+    Traps: gradients add up from one backward() to the next, so a step that does
+    not zero them first adds the earlier steps' gradients to its own; clipping
+    after optimizer.step() clips nothing; clip_grad_value_ clips each entry, not
+    the norm, and changes the direction; the norm to report is the one measured
+    after clipping.
     """
     # TODO 10 · training step with clipping: zero, forward, loss, backward, clip the
     # norm, measure the norm actually used, step.

@@ -34,7 +34,7 @@ def rnn_forward(
     weights, gradients included.
 
     Lesson: Day 1, "The recurrence, written out" and "PyTorch does the loop for you";
-    the demo "PyTorch stores the input-to-hidden weights transposed".
+    the demos, "PyTorch stores the input-to-hidden weights TRANSPOSED".
     Traps: the weights are stored (hidden, input), so multiply by their transpose
     (a square matrix hides the mistake); PyTorch keeps two biases and adds both;
     the state must be carried from one step to the next; axis 1, not axis 0, is time.
@@ -66,7 +66,7 @@ def lstm_step(
         bias_ih    (4 * hidden,)         bias_hh   (4 * hidden,)
     Returns (h_new, c_new), each (batch, hidden); equal to `nn.LSTMCell`.
 
-    Lesson: Day 2, "What LSTM changed"; the demo on the forget gate.
+    Lesson: Day 2, "What LSTM changed"; the demos, "ADDITION - the key line".
     Traps: PyTorch orders the gate blocks input, forget, cell (g), output, not the
     paper's i, f, o, g; the cell state is updated by adding the gated candidate to
     the gated old cell, and that addition is what lets gradients survive.

@@ -13,7 +13,7 @@ def bag_of_counts(tokens: torch.Tensor) -> np.ndarray:
     """How many times each digit 1..9 occurs in each row.
 
     Shapes: tokens (n, length) int64 (a tensor or an array), 0 being padding.
-    Returns an (n, 9) float numpy array: column d - 1 counts digit d.
+    Returns an (n, 9) float numpy array (float32 or float64): column d - 1 counts digit d.
 
     Lesson: Day 1, "A task that needs memory".
     Traps: the padding token 0 is not a digit and must not be counted; the digits

@@ -20,8 +20,8 @@ def set_forget_bias(lstm: nn.LSTM, value: float = 1.0) -> nn.LSTM:
     Shapes: for each layer k (and each `_reverse` direction), `bias_ih_lk` and
     `bias_hh_lk` are (4 * hidden_size,). Returns the same `lstm` object.
 
-    Lesson: Day 2; the demos "PyTorch stacks the four gate biases as (input,
-    forget, cell, output)" and "PyTorch keeps two biases".
+    Lesson: Day 2; the demos, "PyTorch stacks the four gate biases as (input,
+    forget, cell, output)" and "biases, one for the input term and one for the hidden term".
     Traps: the forget block is the second quarter, not the first or the last;
     setting both biases doubles the effective value; a stacked or bidirectional
     LSTM has a pair of biases per layer and per direction; assigning a new tensor

@@ -42,7 +42,8 @@ def next_token_loss(model: nn.Module, tokens: torch.Tensor, pad_id: int | None =
     `pad_id=None`, over all of them).
 
     Shapes: tokens (batch, length) int64 with length >= 2; returns a scalar tensor
-    (0-dimensional) that carries gradients back to the model.
+    (0-dimensional) that carries gradients back to the model. At least one target
+    is never pad_id (a batch of padding only has no mean, and is never passed).
 
     Lesson: Day 6, "The shift is the whole task" and "CrossEntropyLoss wants
     (N, classes), so both are flattened"; Day 4 on padding.
@@ -71,7 +72,8 @@ def sample(model: nn.Module, start: int, steps: int, temperature: float, generat
     `torch.no_grad()`.
 
     Returns [start, t1, ..., t_steps]: a list of `steps + 1` Python ints. The same
-    seeded generator gives the same list.
+    seeded generator gives the same list. Leave the model's mode alone: it has no
+    dropout, so model.eval() is not needed (torch.no_grad() is).
 
     Lesson: Day 6, "Generating from it".
     Traps: temperature divides the logits (below 1 sharpens, above 1 flattens);

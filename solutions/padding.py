@@ -52,7 +52,7 @@ def gather_final(output: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
         output   (batch, max_length, hidden), as returned by a recurrent layer
                  run over a padded batch
         lengths  (batch,) int64, each in 1..max_length
-    Returns (batch, hidden).
+    Returns (batch, hidden), of output's dtype.
 
     Vectorised: no Python loop over the rows (`torch.gather` or advanced indexing).
 
@@ -74,9 +74,9 @@ def masked_mean(output: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
 
     Shapes:
         output   (batch, max_length, hidden); what lies after a row's length is
-                 padding and may hold any value
+                 padding and may hold any finite value (never NaN or inf)
         lengths  (batch,) int64, each in 1..max_length
-    Returns (batch, hidden): row i is output[i, :lengths[i]].mean(0).
+    Returns (batch, hidden), of output's dtype: row i is output[i, :lengths[i]].mean(0).
 
     Lesson: Day 4, "for mean pooling, divide by the true length".
     Trap: averaging over max_length lets the padding steps drag every short row's

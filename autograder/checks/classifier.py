@@ -72,48 +72,72 @@ def check_SequenceClassifier_padded_batch(student) -> None:
 
 
 # -- train_step ------------------------------------------------------------------------------
-STEP_CASES = [(0.05, 0), (None, 1), ("default", 2), (0.5, 3)]  # clip, seed
+# clip ("default": train_step's own default, 1.0), seed, steps in a row on one model, stale gradients before them
+STEP_CASES = [(None, 1, 2, 0.5), (0.05, 0, 3, None), ("default", 2, 3, None), (0.5, 3, 1, 0.5)]
+ROWS = [7, 3, 5, 1, 6, 7]
 
 
 def _fresh(seed: int) -> TinyClassifier:
     return seeded_module(TinyClassifier, 10, 8, 16, seed=seed)
 
 
-def _step(student, clip, seed: int):
-    """One student step and the reference's (and each variant's) on the same model and batch."""
-    rows = [7, 3, 5, 1, 6, 7]
-    batch = (_tokens(rows, seed), torch.tensor(rows), torch.randint(0, 2, (6,), generator=generator(seed + 1)))
+def _batches(seed: int, steps: int) -> list[tuple[torch.Tensor, torch.Tensor, torch.Tensor]]:
+    labels = [torch.randint(0, 2, (len(ROWS),), generator=generator(seed + 100 * step + 1)) for step in range(steps)]
+    return [(_tokens(ROWS, seed + 100 * step), torch.tensor(ROWS), labels[step]) for step in range(steps)]
+
+
+def _context(clip, steps: int, stale: float | None) -> str:
+    shown = f"clip {1.0 if clip == 'default' else clip}, {steps} step{'s' if steps > 1 else ''} in a row"
+    return shown + (f", gradients left at {stale} before the first" if stale is not None else "")
+
+
+def _steps(student, case: tuple):
+    """The student's steps and the reference's (and each variant's), each on its own copy of one model."""
+    clip, seed, steps, stale = case
+    batches = _batches(seed, steps)
     extra = () if clip == "default" else (clip,)  # "default": the student's own default clip=1.0
     model = _fresh(seed)
-    call = student.run("classifier.train_step", model, batch, torch.optim.SGD(model.parameters(), lr=0.5), *extra)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.5)
+    call = student.run("harness.train_steps", model, batches, optimizer, extra, stale)
 
-    def run(function) -> tuple[float, dict]:
+    def run(function) -> tuple[list[float], dict]:
         copy = _fresh(seed)
-        norm = function(copy, batch, torch.optim.SGD(copy.parameters(), lr=0.5), *extra)
-        return norm, copy.state_dict()
+        if stale is not None:
+            for parameter in copy.parameters():
+                parameter.grad = torch.full_like(parameter, stale)
+        optimizer = torch.optim.SGD(copy.parameters(), lr=0.5)
+        return [function(copy, batch, optimizer, *extra) for batch in batches], copy.state_dict()
 
     mistakes = {key: run(variant) for key, variant in variants.TRAIN_STEP.items()}
-    return model, call.value, run(reference.train_step), mistakes, f"clip {1.0 if clip == 'default' else clip}"
+    return model, call.value, run(reference.train_step), mistakes, _context(clip, steps, stale)
 
 
 def check_train_step_update(student) -> None:
-    """After the step the parameters equal one SGD step on the clipped gradient."""
+    """After steps in a row on one model the parameters equal SGD on each step's own clipped gradient."""
     comparison = Comparison("train_step")
-    for clip, seed in STEP_CASES:
-        model, _, (_, expected), mistakes, context = _step(student, clip, seed)
+    for case in STEP_CASES:
+        model, _, (_, expected), mistakes, context = _steps(student, case)
         for name, value in model.state_dict().items():
             variants_of = {key: state[name] for key, (_, state) in mistakes.items()}
             comparison.add(f"updated {name}", value, expected[name], context, variants_of)
     comparison.verdict()
 
 
+def _close(got: float, norm: float) -> bool:
+    return abs(got - norm) <= 1e-4 * max(1.0, abs(norm))
+
+
 def check_train_step_clipped_norm(student) -> None:
-    """The returned number is the total gradient norm after clipping, as a float."""
-    for clip, seed in STEP_CASES:
-        _, got, (norm, _), mistakes, context = _step(student, clip, seed)
-        if type(got) not in (float, int):
-            fail(f"train_step returned {type(got).__name__}; expected a Python float (use float(norm)).")
-        if abs(got - norm) > 1e-4 * max(1.0, abs(norm)):
-            named = [key for key, (value, _) in mistakes.items() if abs(got - value) <= 1e-4 * max(1.0, abs(value))]
-            report = f"train_step returned {got:.6f}; the norm after clipping is {norm:.6f} ({context})."
-            fail(with_diagnosis(named[0] if named else None, report))
+    """Each step returns its own total gradient norm after clipping, as a float."""
+    for case in STEP_CASES:
+        _, got, (norms, _), mistakes, context = _steps(student, case)
+        wrong = [value for value in got if type(value) not in (float, int)]
+        if wrong:
+            fail(f"train_step returned {type(wrong[0]).__name__}; expected a Python float (use float(norm)).")
+        for step, (value, norm) in enumerate(zip(got, norms, strict=True)):
+            if not _close(value, norm):
+                named = [key for key, (values, _) in mistakes.items() if all(map(_close, got, values))]
+                which = f"step {step + 1} of {len(norms)}" if len(norms) > 1 else "the step"
+                report = f"train_step returned {value:.6f} at {which}; the norm after clipping is {norm:.6f}"
+                report += f" ({context})."
+                fail(with_diagnosis(named[0] if named else None, report))

@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from autograder.catalogue import CATALOGUE
+from autograder import catalogue
 from autograder.checks import findings
 from autograder.runtime.codec import Unsupported
 
@@ -149,9 +149,9 @@ def with_diagnosis(mistake: str | None, report: str) -> str:
     """Lead with the named mistake, when there is one (and record its id for results.json)."""
     if mistake is None:
         return report
-    named = CATALOGUE[mistake.split(":")[0]]  # "R3:ih" is a second form of R3
-    findings.name_mistake(named.id)
-    return f"{named.feedback}\n{report}"
+    for named in catalogue.ids(mistake):  # "R1:hh" is a form of R1, "C3+C4" two mistakes at once
+        findings.name_mistake(named)
+    return f"{catalogue.feedback(mistake)}\n{report}"
 
 
 def variant_outputs(table: dict[str, Callable[..., Any]], *args: Any) -> dict[str, Any]:

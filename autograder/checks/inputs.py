@@ -2,9 +2,11 @@
 
 import torch
 
+SEED_BASE = 7919  # every input of the checks comes from seeds no public test uses (they use small ones)
+
 
 def generator(seed: int) -> torch.Generator:
-    return torch.Generator().manual_seed(seed)
+    return torch.Generator().manual_seed(SEED_BASE + seed)
 
 
 def normal(*shape: int, seed: int, scale: float = 1.0) -> torch.Tensor:
@@ -22,7 +24,7 @@ def garbage_after(values: torch.Tensor, lengths: torch.Tensor, seed: int, size: 
 def seeded_module(kind, *args, seed: int, **kwargs):
     """`kind(*args, **kwargs)` with initial weights that depend only on `seed`."""
     state = torch.random.get_rng_state()
-    torch.manual_seed(seed)
+    torch.manual_seed(SEED_BASE + seed)
     try:
         return kind(*args, **kwargs)
     finally:

@@ -78,7 +78,10 @@ def check_next_token_loss_gradients(student) -> None:
     mistakes: dict[str, dict[str, torch.Tensor]] = {}
     for key, variant in variants.NEXT_TOKEN_LOSS.items():
         model.zero_grad()
-        variant(model, tokens, 0).backward()
+        try:
+            variant(model, tokens, 0).backward()
+        except RuntimeError:  # a variant that cannot run on these shapes names nothing
+            continue
         for name, parameter in model.named_parameters():
             mistakes.setdefault(name, {})[key] = parameter.grad.clone()
     model.zero_grad()

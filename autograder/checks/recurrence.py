@@ -32,7 +32,7 @@ def rnn_inputs(batch: int, length: int, size: int, hidden: int, seed: int, with_
 
 
 def _shape_mistake(error: Raised, batch: int, length: int, size: int, hidden: int) -> str | None:
-    """R1 and R4 often show as a shape error rather than a wrong value."""
+    """R1 and R4 often show as a shape error rather than a wrong value (R1's from x @ weight_ih)."""
     message = error.error_message
     if error.error_type != "RuntimeError":
         return None
@@ -40,7 +40,7 @@ def _shape_mistake(error: Raised, batch: int, length: int, size: int, hidden: in
     if "must match the size" in message and batch != length and {str(batch), str(length)} <= numbers:
         return "R4"
     if ("mat1 and mat2" in message or "size mismatch" in message) and size != hidden:
-        return "R1"
+        return "R1:ih"
     return None
 
 

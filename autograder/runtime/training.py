@@ -1,31 +1,26 @@
-"""The grader's own training loops, run in the worker over the student's code.
+"""The grader's own training recipe for the threshold items, run in the worker over the student's code.
 
 The recipes are the lessons' (Adam, mini-batches, gradient norm clipped at 1.0,
 fixed seeds); the numbers come from the rubric. Only predictions go back: the
-labels of the evaluation rows never reach the worker.
+labels of the evaluation rows never reach the worker. The student repository gets
+this file as it is (`python -m exercises.check_training`): the same runs and the
+same report, on data from other seeds, the forget gate opened by the student's own
+set_forget_bias (forget_gate.py holds TODO 6's answer and stays here).
 """
 
+import statistics
+from dataclasses import dataclass
+from types import ModuleType
 from typing import Any
 
 import torch
 import torch.nn.functional as F
 from torch import nn
 
-from .trusted import LanguageModel
+from .forget_gate import open_forget_gate
+from .language_model import LanguageModel
 
 EVAL_CHUNK = 1024
-
-
-def _open_forget_gate(rnn: nn.Module, value: float) -> None:
-    """The standard LSTM initialisation (Day 2), done here so no TODO is needed for it."""
-    if isinstance(rnn, nn.LSTM):
-        hidden = rnn.hidden_size
-        with torch.no_grad():
-            for name, parameter in rnn.named_parameters():
-                if name.startswith("bias_ih"):
-                    parameter[hidden : 2 * hidden] = value
-                elif name.startswith("bias_hh"):
-                    parameter[hidden : 2 * hidden] = 0.0
 
 
 def train_classifier(
@@ -41,7 +36,7 @@ def train_classifier(
     torch.manual_seed(recipe["seed"])
     kind = resolve("classifier.SequenceClassifier")
     model = kind(vocab=10, embed=recipe["embed"], hidden=recipe["hidden"], cell=recipe["cell"], pooling="last")
-    _open_forget_gate(model.rnn, recipe["forget_bias"])
+    open_forget_gate(model.rnn, recipe["forget_bias"])  # TODO 6's answer: see forget_gate.py
     optimizer = torch.optim.Adam(model.parameters(), lr=recipe["learning_rate"])
     order = torch.Generator().manual_seed(recipe["seed"])
     size = recipe["batch_size"]
@@ -87,4 +82,104 @@ def train_pattern_model(
     return logits.argmax(dim=-1)
 
 
-TARGETS = {"harness.train_classifier": train_classifier, "harness.train_pattern_model": train_pattern_model}
+def train_steps(
+    resolve: Any,
+    model: nn.Module,
+    batches: list[tuple[torch.Tensor, torch.Tensor, torch.Tensor]],
+    optimizer: torch.optim.Optimizer,
+    clip: tuple[float | None, ...],
+    stale: float | None,
+) -> list[Any]:
+    """The student's train_step called once per batch on the same model and optimizer, as a training loop does.
+
+    `stale` fills every gradient before the first step (what an earlier backward left); `clip` is
+    () for train_step's own default, else (clip,). Returns what each call returned.
+    """
+    train_step = resolve("classifier.train_step")
+    if stale is not None:
+        for parameter in model.parameters():
+            parameter.grad = torch.full_like(parameter, stale)
+    return [train_step(model, batch, optimizer, *clip) for batch in batches]
+
+
+# -- the data of a run, and the report on its accuracies --------------------------------------------
+@dataclass(frozen=True)
+class DataSeeds:
+    """Where a run's rows come from: training rows from seed `train` + the run's seed, held-out rows from `held_out`."""
+
+    train: int
+    held_out: int
+
+
+def kind(settings: dict[str, Any]) -> str:
+    """'classifier' (full-length rows), 'padded' (rows of several lengths) or 'pattern' (the language model)."""
+    if settings["task"] == "pattern":
+        return "pattern"
+    return "padded" if "max_length" in settings else "classifier"
+
+
+def training_run(
+    data: ModuleType, settings: dict[str, Any], seed: int, seeds: DataSeeds
+) -> tuple[str, tuple[Any, ...], torch.Tensor]:
+    """(the training target, its arguments, the held-out labels) of one run; `data` is the week's data module."""
+    run = {**settings, "seed": seed}
+    if kind(settings) == "pattern":
+        held_out = data.make_pattern(seed=seeds.held_out)
+        return (
+            "harness.train_pattern_model",
+            (run, data.make_pattern(seed=seeds.train + seed), held_out[:, :-1]),
+            held_out[:, 1:],
+        )
+    if kind(settings) == "classifier":
+        tokens, labels = data.make_sequences(settings["train_size"], seed=seeds.train + seed)
+        eval_tokens, eval_labels = data.make_sequences(settings["eval_size"], seed=seeds.held_out)
+        return "harness.train_classifier", (run, tokens, None, labels, eval_tokens, None), eval_labels
+    low, high = settings["min_length"], settings["max_length"]
+    tokens, lengths, labels = data.make_padded_sequences(settings["train_size"], low, high, seed=seeds.train + seed)
+    eval_tokens, eval_lengths, eval_labels = data.make_padded_sequences(
+        settings["eval_size"], low, high, seeds.held_out
+    )
+    # evaluation rows carry much more padding than training ever showed: only the gathered state ignores it
+    extra = torch.zeros(len(eval_tokens), settings["eval_padded_to"] - high, dtype=torch.long)
+    eval_tokens = torch.cat([eval_tokens, extra], dim=1)
+    return "harness.train_classifier", (run, tokens, lengths, labels, eval_tokens, eval_lengths), eval_labels
+
+
+def reaches(settings: dict[str, Any], accuracies: list[float]) -> bool:
+    """The item's verdict: the median accuracy over the seeds reaches the threshold."""
+    return statistics.median(accuracies) >= settings["threshold"]
+
+
+def report(settings: dict[str, Any], accuracies: list[float]) -> str:
+    """What the accuracies say, against the threshold and the lesson's figure; the likely cause when short."""
+    median, shown = statistics.median(accuracies), ", ".join(f"{value:.3f}" for value in accuracies)
+    text = (
+        f"{settings['describe']}:\n"
+        f"  median accuracy {median:.3f} (seeds: {shown}); it needs {settings['threshold']:.2f}.\n"
+        f"  The lesson's model reached {settings['lesson']}."
+    )
+    return text if reaches(settings, accuracies) else f"{text}\n{_likely_cause(settings, median)}"
+
+
+def _likely_cause(settings: dict[str, Any], reached: float) -> str:
+    if settings["task"] == "pattern":
+        if reached < 0.5:
+            return (
+                "Near chance like this, the loss is usually not shifted, or shifted the wrong way: the model\n"
+                "must read tokens[:, :-1] and be scored on tokens[:, 1:] (Day 6, 'The shift is the whole task')."
+            )
+        return "Check that every target position counts once and the logits are flattened to (N, vocab)."
+    if reached < 0.6:
+        return (
+            "Near 0.5 the head never sees the memory of the first digit: the state is taken from the wrong\n"
+            "place (output[-1] is the last row, output[:, 0] the first step; with padding, gather each row\n"
+            "at lengths - 1) (Day 3, Day 4)."
+        )
+    return "It learns something but not enough: check that padding steps never reach the pooled state (Day 4)."
+
+
+TARGETS = {
+    "harness.train_classifier": train_classifier,
+    "harness.train_pattern_model": train_pattern_model,
+    "harness.train_steps": train_steps,
+}

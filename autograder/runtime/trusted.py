@@ -8,6 +8,8 @@ classifier `forward` or an edited model cannot cost those items their points.
 import torch
 from torch import nn
 
+from .language_model import LanguageModel
+
 
 class TinyClassifier(nn.Module):
     """Embedding -> GRU (batch_first) -> state at lengths - 1 -> Linear(hidden, 2)."""
@@ -23,22 +25,6 @@ class TinyClassifier(nn.Module):
         if lengths is None:
             return self.head(output[:, -1])
         return self.head(output[torch.arange(tokens.shape[0]), lengths - 1])
-
-
-class LanguageModel(nn.Module):
-    """Embedding -> LSTM (batch_first) -> Linear(hidden, vocab); forward(tokens, state)."""
-
-    def __init__(self, vocab: int, embed: int = 16, hidden: int = 32) -> None:
-        super().__init__()
-        self.embedding = nn.Embedding(vocab, embed)
-        self.rnn = nn.LSTM(embed, hidden, batch_first=True)
-        self.head = nn.Linear(hidden, vocab)
-
-    def forward(
-        self, tokens: torch.Tensor, state: tuple[torch.Tensor, torch.Tensor] | None = None
-    ) -> tuple[torch.Tensor, tuple[torch.Tensor, torch.Tensor]]:
-        output, state = self.rnn(self.embedding(tokens), state)
-        return self.head(output), state
 
 
 TRUSTED: dict[str, type[nn.Module]] = {"TinyClassifier": TinyClassifier, "LanguageModel": LanguageModel}

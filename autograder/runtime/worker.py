@@ -1,6 +1,7 @@
 """The worker process: imports the student's package and serves calls.
 
-Started by the grader as `python -I -S -c BOOT CONFIG` (see autograder.sandbox):
+Started by the grader as `python -I -S -c BOOT CONFIG` (see autograder.sandbox.worker),
+which has applied the worker's own layers (Landlock, seccomp) before importing this:
 nothing of the instructor's is on its path but this runtime package. Requests
 and responses are length-prefixed `codec` frames on two inherited pipes; the
 student's stdout and stderr go to a third pipe that the grader reads and bounds.
@@ -13,6 +14,7 @@ import os
 import resource
 import signal
 import sys
+import warnings
 from typing import Any
 
 from . import codec, harness
@@ -62,12 +64,12 @@ def warm_up(preload: list[str]) -> None:
         torch.nn.RNN(2, 2)(torch.zeros(1, 1, 2))
 
 
-def serve(config: dict[str, Any]) -> None:
+def serve(config: dict[str, Any], confined: dict[str, str]) -> None:
     requests, responses = config["request_fd"], config["response_fd"]
     resolve = Resolver(config.get("package", "exercises"))
     root = config["submission"]
     warm_up(config.get("preload", []))
-    write_frame(responses, codec.dumps({"ready": True}))
+    write_frame(responses, codec.dumps({"ready": True, "confined": confined}))  # the grader decides whether to go on
     while True:
         frame = read_frame(requests)
         if frame is None:
@@ -93,11 +95,9 @@ def serve(config: dict[str, Any]) -> None:
 def _die_with_parent() -> None:
     """Linux: SIGKILL this process when its parent dies, so that no worker outlives a killed grading.
 
-    Only under full isolation, where the parent is `unshare`: the grader starts it with the same
-    setting, it cannot be signalled by this process's user, and this process is its PID
-    namespace's init, so everything in it dies too. Set here, after the change of user (which
-    clears it). Behind the fallback shell it is not set: the student's code could kill that
-    shell and so the worker between two calls.
+    The parent is the supervisor, or `unshare` (then this process is its PID namespace's init, and
+    everything in it dies too); both go down with the grader. Set here, after the change of user
+    (which clears it).
     """
     with contextlib.suppress(OSError, AttributeError):
         import ctypes
@@ -105,14 +105,15 @@ def _die_with_parent() -> None:
         ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
 
 
-def main(config: dict[str, Any]) -> None:
-    if config.get("die_with_parent"):
-        _die_with_parent()
+def main(config: dict[str, Any], confined: dict[str, str] | None = None) -> None:
+    _die_with_parent()
+    # under Landlock joblib cannot make its semaphores in /dev/shm; that is fine, and not the student's output
+    warnings.filterwarnings("ignore", message=".*joblib will operate in serial mode")
     _limit("RLIMIT_AS", config.get("memory_bytes"))
     _limit("RLIMIT_CORE", 0)
     _limit("RLIMIT_NPROC", config.get("max_processes"))
     sys.stdin = open(os.devnull)  # noqa: SIM115 - kept open for the process's lifetime
-    serve(config)
+    serve(config, confined or {})
 
 
 if __name__ == "__main__":

@@ -2,10 +2,12 @@
 
     python .github/scripts/summarize.py public-tests.xml
 
-- appends a Markdown table (one row per TODO: passed / failed public tests) to $GITHUB_STEP_SUMMARY;
+- appends a Markdown table (one row per TODO: passed / failed public tests, and for a failing TODO
+  the first line of its failure, the named mistake's when a failure names one) to $GITHUB_STEP_SUMMARY;
 - writes the step output `result`: base64 JSON in the format GitHub Classroom's autograding
-  reporter reads ({version, status, max_score, tests: [{name, status, score, message, ...}]}),
-  one test per TODO scoring 1 when all its public tests pass;
+  reporter reads ({version, status, max_score, tests: [{name, status, score, message, test_code, ...}]}),
+  one test per TODO scoring 1 when all its public tests pass; the reporter prints `test_code` for every
+  test (and `message` only for errors), so a failing TODO's first line goes into both;
 - prints the table. It always exits 0: the test step before it is the one that fails.
 
 The public tests are not the grade: they check shapes and small cases only.
@@ -23,6 +25,7 @@ from pathlib import Path
 
 MAPPING = Path(__file__).resolve().parent / "todos.json"
 MESSAGE_CHARACTERS = 500
+NAMED = re.compile(r"^\[[A-Z]\d\] ")  # a failure that names a known mistake: "[G1] Your final states ..."
 
 
 @dataclass
@@ -38,10 +41,16 @@ class Row:
     def status(self) -> str:
         return "pass" if self.passed and not self.failed else "fail"
 
+    @property
+    def first_line(self) -> str:
+        """The first named mistake when a failure names one ("[G1] ..."), else "test: its failure's first line"."""
+        messages = (failure.split(": ", 1)[-1] for failure in self.failed)
+        return next((message for message in messages if NAMED.match(message)), self.failed[0] if self.failed else "")
+
 
 def _one_line(text: str) -> str:
     line = next((line.strip() for line in text.splitlines() if line.strip()), "")
-    line = re.sub(r"[\x00-\x1f\x7f]", "", line)
+    line = re.sub(r"[\x00-\x1f\x7f]", "", line).removeprefix("AssertionError: ")
     return line if len(line) <= MESSAGE_CHARACTERS else line[: MESSAGE_CHARACTERS - 3] + "..."
 
 
@@ -104,7 +113,7 @@ def markdown(rows: list[Row], other: list[str], error: str = "") -> str:
     ]
     for row in rows:
         mark = "✅" if row.status == "pass" else "❌"
-        first = row.failed[0].replace("|", "\\|") if row.failed else ("no public test ran" if not row.passed else "")
+        first = row.first_line.replace("|", "\\|") if row.failed else ("no public test ran" if not row.passed else "")
         todo = f"{row.number} · {row.name}"
         lines.append(f"| {todo} | `{row.function}` | {row.passed} | {len(row.failed)} | {mark} {first} |")
     if error:
@@ -126,8 +135,9 @@ def classroom(rows: list[Row], error: str = "") -> dict:
             "name": f"TODO {row.number} · {row.name} ({row.function})",
             "status": row.status,
             "score": 1 if row.status == "pass" else 0,
-            "message": "; ".join(row.failed[:3]) or ("" if row.passed else "no public test ran"),
-            "test_code": f"python -m pytest -k {row.function.split('.')[-1]}",
+            "message": row.first_line or ("" if row.passed else "no public test ran"),
+            "test_code": f"python -m pytest -k {row.function.split('.')[-1]}"
+            + (f"\n{row.first_line}" if row.failed else ""),
             "filename": f"exercises/{row.function.split('.')[0]}.py",
             "line_no": 0,
             "duration": round(row.seconds * 1000),

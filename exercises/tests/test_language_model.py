@@ -103,11 +103,15 @@ class ScriptedModel(nn.Module):
     """A fake model whose logits are chosen by a rule, for hand-checkable sampling.
 
     rule(last_token, calls_so_far) -> the scores over `vocab` tokens for the next one. The state it
-    returns counts the calls made so far along the chain of states passed back in.
+    returns counts the calls made so far along the chain of states passed back in. It holds
+    NextTokenModel's layers, unused, so any way of finding the model's device works on it.
     """
 
     def __init__(self, vocab: int, rule) -> None:
         super().__init__()
+        self.embedding = nn.Embedding(vocab, 2)
+        self.rnn = nn.LSTM(2, 2, batch_first=True)
+        self.head = nn.Linear(2, vocab)
         self.vocab = vocab
         self.rule = rule
         self.calls: list[dict] = []

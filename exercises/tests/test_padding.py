@@ -49,7 +49,10 @@ def test_the_packed_output_keeps_the_padded_length_even_when_every_row_is_shorte
     embedded = torch.randn(2, 6, 3)
     with torch.no_grad():
         output, h_n = padding.encode_packed(layer("rnn"), embedded, torch.tensor([2, 4]))
-    assert output.shape == (2, 6, 4), f"expected (batch, max_length, hidden) = (2, 6, 4), got {tuple(output.shape)}"
+    assert output.shape == (2, 6, 4), (
+        f"expected (batch, max_length, hidden) = (2, 6, 4), got {tuple(output.shape)}: "
+        "pad_packed_sequence stops at the longest row unless you give it total_length"
+    )
     assert h_n.shape == (2, 4)
     assert torch.all(output[:, 4:] == 0)
 
@@ -100,10 +103,11 @@ def test_gather_final_picks_each_rows_last_real_step_on_an_arange():
 
 
 def test_gather_final_returns_batch_by_hidden_of_the_same_dtype():
-    """gather_final returns (batch, hidden), with the dtype of the output it was given."""
-    got = padding.gather_final(torch.randn(4, MAX_LENGTH, 6), LENGTHS)
-    assert got.shape == (4, 6), f"expected (batch, hidden) = (4, 6), got {tuple(got.shape)}"
-    assert got.dtype == torch.float32
+    """gather_final returns (batch, hidden), with the dtype of the output it was given (float32 or float64)."""
+    for dtype in (torch.float32, torch.float64):
+        got = padding.gather_final(torch.randn(4, MAX_LENGTH, 6, dtype=dtype), LENGTHS)
+        assert got.shape == (4, 6), f"expected (batch, hidden) = (4, 6), got {tuple(got.shape)}"
+        assert got.dtype == dtype, f"given a {dtype} output, return {dtype}, not {got.dtype}"
 
 
 def test_gather_final_with_full_lengths_is_the_last_step():
@@ -137,10 +141,11 @@ def test_masked_mean_ignores_garbage_after_the_lengths():
 
 
 def test_masked_mean_returns_batch_by_hidden_of_the_same_dtype():
-    """masked_mean returns (batch, hidden), with the dtype of the output it was given."""
-    got = padding.masked_mean(torch.randn(4, MAX_LENGTH, 6), LENGTHS)
-    assert got.shape == (4, 6), f"expected (batch, hidden) = (4, 6), got {tuple(got.shape)}"
-    assert got.dtype == torch.float32
+    """masked_mean returns (batch, hidden), with the dtype of the output it was given (float32 or float64)."""
+    for dtype in (torch.float32, torch.float64):
+        got = padding.masked_mean(torch.randn(4, MAX_LENGTH, 6, dtype=dtype), LENGTHS)
+        assert got.shape == (4, 6), f"expected (batch, hidden) = (4, 6), got {tuple(got.shape)}"
+        assert got.dtype == dtype, f"given a {dtype} output, return {dtype}, not {got.dtype}"
 
 
 def test_masked_mean_with_full_lengths_is_the_plain_mean():

@@ -1,7 +1,10 @@
 """`autograde release DIR`: the student repository holds the stubs and public tests, and nothing hidden."""
 
 import base64
+import importlib
+import importlib.util
 import json
+import math
 import os
 import re
 import shutil
@@ -15,8 +18,13 @@ from pathlib import Path
 import pytest
 from support import EXERCISES, ROOT, SOLUTIONS, code_without_docstrings
 
-from autograder import cli, release, rubric, stubs
-from autograder.public_tests import PUBLIC_TESTS
+from autograder import catalogue, cli, release, rubric, stubs, variants
+from autograder.checks import baseline, classifier, initialisation, language_model, padding, recurrence, thresholds
+from autograder.public_tests import PUBLIC_TESTS, todo_map
+from autograder.runtime import training
+from autograder.student import InProcess, in_package
+
+CHECKS = (recurrence, padding, initialisation, language_model, classifier, baseline)
 
 HIDDEN_NAMES = re.compile(rb"\bautograder\.|\b(solutions|variants|catalogue|suites)\b", re.IGNORECASE)
 # Reference lines the public tests also write, on purpose (an idiom, an unpacking): shipped, not secret.
@@ -24,7 +32,6 @@ SHARED_WITH_PUBLIC_TESTS = {
     "for name, parameter in lstm.named_parameters():",
     "tokens, lengths, labels = batch",
 }
-SHOWN_THRESHOLD_KEYS = {"describe", "threshold"}
 TODO_LABEL = re.compile(r"TODO (\d+) ·")
 
 
@@ -61,8 +68,13 @@ def test_it_writes_the_generated_stubs_and_the_public_tests_byte_for_byte(releas
     stubs_written = {name.removeprefix("exercises/"): data for name, data in files.items() if name.count("/") == 1}
     stubs_written = {name: data for name, data in stubs_written.items() if name.endswith(".py")}
     assert stubs_written == {name: text.encode("utf-8") for name, text in stubs.generate().items()}
-    tests = {name.removeprefix("exercises/tests/"): data for name, data in files.items() if "/tests/" in name}
+    tests = {
+        name.removeprefix("exercises/tests/"): data
+        for name, data in files.items()
+        if name.startswith("exercises/tests/") and name.endswith(".py")
+    }
     assert tests == {path.name: path.read_bytes() for path in PUBLIC_TESTS.glob("*.py")}
+    assert "conftest.py" in tests  # the seeds and the named mistakes travel with the public tests
 
 
 def test_it_leaves_no_solution_code_in_any_released_file(released):
@@ -80,20 +92,101 @@ def test_it_names_no_hidden_module_in_any_released_file(released):
         assert not found, f"{name} mentions {found}"
 
 
-def test_it_reveals_none_of_the_rubrics_training_recipes(released):
-    recipe = [
-        f"{key} = {value}"
-        for aspects in rubric.load().thresholds.values()
-        for spec in aspects.values()
-        for key, value in spec.items()
-        if key not in SHOWN_THRESHOLD_KEYS
-    ]
-    files = every_file(released)
-    assert not [name for name in files if name.endswith(".toml") and name != "pyproject.toml"]
-    for name, data in files.items():
-        text = data.decode("utf-8", errors="replace")
-        shown = [line for line in recipe if line in text]
-        assert not shown, f"{name} shows the rubric's {shown}"
+# -- the training check: the grader's recipe, on other data -----------------------------------------
+def test_its_training_check_is_the_graders_own_recipe_settings_and_wording(released):
+    check = released / release.CHECK_TRAINING
+    assert (check / "recipe.py").read_bytes() == (release.RUNTIME / "training.py").read_bytes()
+    assert (check / "language_model.py").read_bytes() == (release.RUNTIME / "language_model.py").read_bytes()
+    assert (check / "forget_gate.py").read_text().count("set_forget_bias(rnn, value)") == 1  # not the grader's own
+    shipped = json.loads((check / "settings.json").read_text())["items"]
+    graded = {
+        rubric.Item(function, aspect, 0).name: settings
+        for function, aspects in rubric.load().thresholds.items()
+        for aspect, settings in aspects.items()
+    }
+    assert shipped == graded
+
+
+def test_its_training_check_trains_and_evaluates_on_rows_the_grader_never_uses(released):
+    seeds = training.DataSeeds(
+        **json.loads((released / release.CHECK_TRAINING / "settings.json").read_text())["data_seeds"]
+    )
+    for settings in (spec for aspects in rubric.load().thresholds.values() for spec in aspects.values()):
+        grader = thresholds.GRADER_SEEDS[training.kind(settings)]
+        used = {seeds.held_out, *(seeds.train + seed for seed in settings["seeds"])}
+        used_by_grader = {grader.held_out, *(grader.train + seed for seed in settings["seeds"])}
+        assert not used & used_by_grader, f"{settings['describe']}: seeds {used & used_by_grader} are the grader's"
+        assert seeds.held_out not in {seeds.train + seed for seed in settings["seeds"]}, (
+            "it would test on training rows"
+        )
+
+
+# -- the mistakes' values: numbers from the public tests' inputs only --------------------------------
+def public_conftest():
+    """The public tests' conftest as a module: it fingerprints inputs the way the shipped values do."""
+    spec = importlib.util.spec_from_file_location("public_conftest_for_tests", PUBLIC_TESTS / "conftest.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_its_mistake_values_name_public_tests_variants_and_the_catalogues_words_only(released):
+    shipped = json.loads((released / release.MISTAKES).read_text())
+    assert set(shipped) == {"mistakes", "tests"}
+    tests = set(todo_map(stubs.todos()))
+    for test, entry in shipped["tests"].items():
+        assert test.split("[")[0] in tests, f"{test} is not a public test"
+        assert set(entry) == {"function", "in_place", "mistakes"}, f"{test}: {sorted(entry)}"
+        table = variants.BY_FUNCTION[entry["function"].split(".", 1)[1]]
+        assert set(entry["mistakes"]) <= set(table), f"{test}: {set(entry['mistakes']) - set(table)}"
+        for calls in entry["mistakes"].values():
+            assert all(set(call) <= {"inputs", "returned", "raised", "changed"} for call in calls)
+    assert shipped["mistakes"] == {key: catalogue.feedback(key) for key in shipped["mistakes"]}
+    named = {key for entry in shipped["tests"].values() for key in entry["mistakes"]}
+    assert named == set(shipped["mistakes"])
+
+
+def random_tensors(fingerprint) -> list[tuple]:
+    """The (shape, sum, |sum|) of every tensor in a fingerprint that holds random values (not 0, 1, lengths...)."""
+    if isinstance(fingerprint, list) and len(fingerprint) == 3 and isinstance(fingerprint[0], list):
+        shape, total, absolute = fingerprint
+        if isinstance(absolute, float) and not absolute.is_integer() and math.prod(shape) >= 4:
+            return [(tuple(shape), f"{total:.4g}", f"{absolute:.4g}")]
+    if isinstance(fingerprint, list):
+        return [found for item in fingerprint for found in random_tensors(item)]
+    return []
+
+
+class Spy(InProcess):
+    """The reference, in process, remembering the fingerprint of every argument it is called with."""
+
+    def __init__(self, summary) -> None:
+        super().__init__(in_package("solutions"))
+        self.summary, self.seen = summary, []
+
+    def run(self, target, *args, **kwargs):
+        self.seen.extend(random_tensors(self.summary([list(args), sorted(kwargs.items())])))
+        return super().run(target, *args, **kwargs)
+
+
+def test_its_mistake_values_share_no_input_with_the_hidden_checks(released):
+    conftest = public_conftest()
+    spy, graded = Spy(conftest.summary), rubric.load()
+    for item in graded.items:
+        if item.aspect not in graded.thresholds.get(item.function, {}):  # the training runs: see above
+            name = f"check_{item.function}_{item.aspect}"
+            getattr(next(module for module in CHECKS if hasattr(module, name)), name)(spy)
+    hidden = set(spy.seen)
+    shipped = json.loads((released / release.MISTAKES).read_text())
+    public = {
+        found
+        for entry in shipped["tests"].values()
+        for calls in entry["mistakes"].values()
+        for call in calls
+        for found in random_tensors(call["inputs"])
+    }
+    assert len(hidden) > 50 and len(public) > 50, (len(hidden), len(public))  # both sides have inputs to compare
+    assert not hidden & public, f"the shipped values hold {len(hidden & public)} inputs of the hidden checks"
 
 
 def test_it_ships_a_pyproject_with_torch_pinned_and_pytest_importing_the_local_package(released):
@@ -128,6 +221,7 @@ def test_its_readme_lists_every_todo_with_its_function_lesson_and_points(release
     for aspects in graded.thresholds.values():
         for spec in aspects.values():
             assert spec["describe"] in text and f"≥ {spec['threshold']:g}" in text
+    assert "    python -m exercises.check_training" in text
 
 
 def test_its_readme_sets_up_in_two_commands_and_says_the_preview_is_not_the_grade(released):
@@ -149,6 +243,9 @@ def test_its_summary_script_knows_which_todo_every_public_test_belongs_to(releas
     for path in PUBLIC_TESTS.glob("test_*.py"):
         names = re.findall(r"^def (test_\w+)", path.read_text(), flags=re.MULTILINE)
         assert {f"{path.stem}::{name}" for name in names} <= set(mapping["tests"])
+
+
+G3 = "[G3] Your mean divides by the padded length.&#10;  Reread: Day 4.&#10;Tensor-likes are not close!"
 
 
 def junit(cases: list[str]) -> str:
@@ -182,6 +279,8 @@ def test_its_summary_script_tables_the_public_tests_per_todo_for_the_job_summary
             case("test_mine", "test_my_own_idea", "AssertionError: mine"),
             '<testcase classname="" name="exercises.tests.test_recurrence" time="0">'
             '<error message="collection failure">SyntaxError</error></testcase>',
+            case("test_padding", "test_masked_mean_returns_batch_by_hidden_of_the_same_dtype", "AssertionError: dtype"),
+            case("test_padding", "test_masked_mean_ignores_garbage_after_the_lengths", f"AssertionError: {G3}"),
         ]
     )
     code, summary, result = summarize(released, tmp_path, report)
@@ -191,12 +290,16 @@ def test_its_summary_script_tables_the_public_tests_per_todo_for_the_job_summary
     assert "| 4 · gather-at-final-index | `padding.gather_final` | 1 | 1 | ❌ test_gather_final_with_length" in summary
     assert "| 11 · bag of counts | `baseline.bag_of_counts` | 2 | 0 | ✅" in summary
     assert "| 1 · recurrence loop | `recurrence.rnn_forward` | 0 | 1 | ❌ exercises.tests.test_recurrence" in summary
-    assert "test_mine::test_my_own_idea: AssertionError: mine" in summary
+    assert "test_mine::test_my_own_idea: mine" in summary
+    named = G3.split("&#10;")[0]  # a failure that names a mistake leads its TODO's row, before an earlier one
+    assert f"| 5 · masked mean | `padding.masked_mean` | 0 | 2 | ❌ {named} |" in summary
     assert result["version"] == 1 and result["status"] == "fail" and result["max_score"] == len(todos)
     by_name = {test["name"]: test for test in result["tests"]}
     assert by_name["TODO 11 · bag of counts (baseline.bag_of_counts)"]["score"] == 1
     assert by_name["TODO 4 · gather-at-final-index (padding.gather_final)"]["status"] == "fail"
     assert sum(test["score"] for test in result["tests"]) == 1
+    mean = by_name["TODO 5 · masked mean (padding.masked_mean)"]
+    assert mean["message"] == named and mean["test_code"].endswith(f"\n{named}")
 
 
 def test_its_summary_script_reports_an_error_when_pytest_wrote_no_report(released, tmp_path):
@@ -253,7 +356,9 @@ def test_a_student_installs_the_release_in_a_fresh_venv_and_its_public_tests_fai
     env = {**os.environ, "GIT_AUTHOR_NAME": "s", "GIT_AUTHOR_EMAIL": "s@example.org"}
     assert run(["git", "init", "--quiet", str(repository)], tmp_path, env).returncode == 0
 
-    # a fully fresh venv: torch 2.13.0 (the CPU wheel) and the release, as the README's two commands do
+    # A fully fresh venv, set up as the README's two commands do, but for one difference: torch==2.13.0 comes
+    # from this machine's own package index, without the first command's --index-url of PyTorch's CPU wheels
+    # (a site this machine cannot reach; here 2.13.0 is the CPU wheel already). The second command is verbatim.
     try:
         student_day(tmp_path, repository, written)
     finally:
@@ -301,6 +406,37 @@ def student_day(tmp_path: Path, repository: Path, written: list[str]) -> None:
     done = run([str(python), ".github/scripts/summarize.py", "public-tests.xml"], repository, summary_env)
     assert done.returncode == 0, done.stderr
     assert (tmp_path / "summary.md").read_text().startswith(f"## Public tests: {todos} of {todos} TODOs passing")
+
+    # a mistake of the catalogue: the failure names it, and so does the summary's row for its TODO
+    shutil.copyfile(SOLUTIONS / "padding.py", repository / "exercises" / "padding.py")
+    with (repository / "exercises" / "padding.py").open("a") as module:
+        module.write("\n\ndef gather_final(output, lengths):\n    return output[:, -1]\n")
+    done = run([str(python), "-m", "pytest", "-q", "--junitxml=public-tests.xml"], repository, env)
+    assert done.returncode == 1, done.stdout[-3000:]
+    failed = {
+        key: message
+        for key, (outcome, message) in junit_cases(repository / "public-tests.xml").items()
+        if outcome != "passed"
+    }
+    assert failed and all(
+        message.startswith("AssertionError: [G1] Your final states equal output[:, -1]") for message in failed.values()
+    ), failed
+    done = run([str(python), ".github/scripts/summarize.py", "public-tests.xml"], repository, summary_env)
+    assert (
+        "| 4 · gather-at-final-index | `padding.gather_final` | 2 | 3 | ❌ [G1] Your final states"
+        in (tmp_path / "summary.md").read_text()
+    )
+    shutil.copyfile(SOLUTIONS / "padding.py", repository / "exercises" / "padding.py")
+
+    # the training check: the grader's recipe and words, over the student's code
+    item = "next_token_loss: trains the pattern model"
+    done = run([str(python), "-m", "exercises.check_training", "--only", item, "--seeds", "1"], repository, env)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert done.stdout.startswith(
+        f"{item}: reaches the threshold\nAn LSTM language model trained with your next_token_loss"
+    )
+    settings = rubric.load().thresholds["next_token_loss"]["trains_the_pattern_model"]
+    assert f"; it needs {settings['threshold']:.2f}.\n  The lesson's model reached {settings['lesson']}." in done.stdout
 
     # what the install and the test runs left behind is git-ignored: git sees the released files only
     assert run(["git", "add", "--all"], repository, env).returncode == 0

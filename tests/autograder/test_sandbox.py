@@ -1,19 +1,29 @@
-"""The worker process: isolated, bounded, killed with everything it started."""
+"""The worker process: isolated, bounded, killed with everything it started.
+
+The OS-level protections are checked in every situation (tier) this machine can produce
+(tests/helpers/tiers.py): each holds exactly where the tier's kernel allows it.
+"""
 
 import contextlib
+import json
 import os
+import secrets
+import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from support import SOLUTIONS
+import tiers
+from attack_suite import processes_with
+from support import ROOT, SOLUTIONS
 
-from autograder import isolation
-from autograder.sandbox import Limits, Worker
+from autograder.sandbox import Isolation, Limits, Worker, layers, probe
 from autograder.student import Died, Remote
 
 PROBE = """
@@ -82,23 +92,33 @@ def beat(path, seconds):
             handle.write(str(time.monotonic()))
         time.sleep(0.05)
 
-def spawn_and_hang(marker):
-    subprocess.Popen([sys.executable, "-c", f"import time; time.sleep(3); open({marker!r}, 'w').write('alive')"])
+def spawn_and_hang(started, token):
+    code = f"import time; open({started!r}, 'w').write('started'); time.sleep(60)"
+    subprocess.Popen([sys.executable, "-c", code, token], start_new_session=True)
     while True:
         time.sleep(0.1)
 """
 
 
-isolated = pytest.mark.skipif(isolation.available() != isolation.FULL, reason="needs root and util-linux namespaces")
-
-
-@pytest.fixture
-def worker(tmp_path):
-    package = tmp_path / "sandbox" / "submission" / "exercises"  # the submission lives inside the sandbox
+def make_package(folder: Path) -> Path:
+    """A submission holding the probe module, inside the sandbox `folder` (as grading lays it out)."""
+    package = folder / "submission" / "exercises"
     package.mkdir(parents=True)
     (package / "__init__.py").write_text("")
     (package / "probe.py").write_text(PROBE)
-    with Worker(package.parent, tmp_path / "sandbox", Limits(output_bytes=1000)) as started:
+    return package.parent
+
+
+@pytest.fixture
+def sandbox() -> Iterator[Path]:
+    """A sandbox folder where grading makes one: under /tmp, where a worker's own uid can reach it."""
+    with tempfile.TemporaryDirectory(prefix="autograde-test-") as folder:
+        yield Path(folder)
+
+
+@pytest.fixture
+def worker(sandbox):
+    with Worker(make_package(sandbox), sandbox, Limits(output_bytes=1000)) as started:
         yield started
 
 
@@ -108,7 +128,14 @@ def test_it_runs_the_student_isolated_with_a_clean_environment(worker, monkeypat
     assert facts["flags"] == [1, 1]
     own = {key for key in facts["env"] if not key.startswith("TORCH")}  # torch may set its own variables
     assert own == {"PATH", "HOME", "LANG", "OMP_NUM_THREADS"}
-    assert not any("work/main" in entry and "site-packages" not in entry for entry in facts["path"][2:])
+    interpreter = [Path(sys.prefix).resolve(), Path(sys.base_prefix).resolve()]  # a .venv may sit in a checkout
+    checkout = [
+        entry
+        for entry in facts["path"]
+        if Path(entry).resolve().is_relative_to(ROOT)
+        and not any(Path(entry).resolve().is_relative_to(p) for p in interpreter)
+    ]
+    assert checkout == [], f"this repository ({ROOT}) is on the worker's path"
 
 
 def test_it_keeps_the_instructors_packages_out_of_the_workers_path(worker):
@@ -118,12 +145,8 @@ def test_it_keeps_the_instructors_packages_out_of_the_workers_path(worker):
     assert remote.run("probe.importable", "autograder").value is False
 
 
-def test_it_imports_the_preload_modules_before_the_first_call(tmp_path):
-    package = tmp_path / "sandbox" / "submission" / "exercises"
-    package.mkdir(parents=True)
-    (package / "__init__.py").write_text("")
-    (package / "probe.py").write_text(PROBE)
-    with Worker(package.parent, tmp_path / "sandbox", Limits(preload=("sklearn.linear_model",))) as preloaded:
+def test_it_imports_the_preload_modules_before_the_first_call(sandbox):
+    with Worker(make_package(sandbox), sandbox, Limits(preload=("sklearn.linear_model",))) as preloaded:
         assert Remote(preloaded).run("probe.loaded", "sklearn.linear_model").value is True
 
 
@@ -138,12 +161,13 @@ def test_it_keeps_only_the_start_of_a_flood_of_output(worker):
     assert remote.transcript[-1].startswith("xxx")
 
 
-def test_it_kills_a_hanging_call_and_every_process_it_started(worker, tmp_path):
-    marker = tmp_path / "survivor"
+def test_it_kills_a_hanging_call_and_every_process_it_started(worker):
+    token = str(secrets.randbelow(10**12) + 10**12)  # in the command line of the process it starts
+    started = worker.scratch / "started"
     with pytest.raises(Died, match=r"spawn_and_hang did not finish \(timeout\)"):
-        Remote(worker).run("probe.spawn_and_hang", str(marker), timeout=1.0)
-    time.sleep(3.5)
-    assert not marker.exists(), "a process started by the student outlived the timeout"
+        Remote(worker).run("probe.spawn_and_hang", str(started), token, timeout=5.0)
+    assert started.read_text() == "started", "the call never started its process"
+    assert processes_with(token) == [], "a process started by the student outlived the timeout"
 
 
 def test_it_stops_a_memory_bomb_at_the_ceiling(worker):
@@ -155,41 +179,9 @@ def test_it_stops_a_memory_bomb_at_the_ceiling(worker):
 def test_it_starts_a_fresh_worker_after_a_death(worker):
     remote = Remote(worker)
     with pytest.raises(Died):
-        remote.run("probe.spawn_and_hang", os.devnull, timeout=0.5)
+        remote.run("probe.spawn_and_hang", os.devnull, "0", timeout=0.5)
     assert remote.run("probe.shout", 1).value == 1
     assert worker.starts == 2
-
-
-GRADER = """
-import sys
-from pathlib import Path
-from autograder.sandbox import Worker
-from autograder.student import Remote
-submission, sandbox, heartbeat = map(Path, sys.argv[1:])
-with Worker(submission, sandbox) as worker:
-    Remote(worker).run("probe.beat", str(heartbeat), 30.0, timeout=60)
-"""
-
-
-@isolated  # behind the fallback shell a killed grading's worker runs on (docs/security.md)
-def test_it_takes_the_worker_down_with_a_grading_process_that_is_killed(tmp_path):
-    package = tmp_path / "sandbox" / "submission" / "exercises"
-    package.mkdir(parents=True)
-    (package / "__init__.py").write_text("")
-    (package / "probe.py").write_text(PROBE)
-    heartbeat = tmp_path / "sandbox" / "scratch" / "heartbeat"  # the worker may write in its scratch folder
-    arguments = [str(package.parent), str(tmp_path / "sandbox"), str(heartbeat)]
-    grader = subprocess.Popen([sys.executable, "-c", GRADER, *arguments])
-    deadline = time.monotonic() + 60
-    while not heartbeat.exists() and time.monotonic() < deadline:
-        time.sleep(0.1)
-    assert heartbeat.exists(), "the worker never started beating"
-    grader.kill()
-    grader.wait()
-    time.sleep(1.0)
-    last = heartbeat.read_text()
-    time.sleep(1.0)
-    assert heartbeat.read_text() == last, "the worker kept running after its grading process was killed"
 
 
 def test_it_does_not_blame_a_call_for_a_worker_that_died_before_it(worker):
@@ -209,46 +201,134 @@ def test_it_reports_a_worker_killed_during_a_call_as_dead(worker):
         remote.run("probe.beat", str(worker.scratch / "beats"), 5.0, timeout=30)
 
 
-@isolated
-def test_it_hides_the_instructors_files_from_the_worker(worker):
+def test_it_keeps_the_grader_alive_when_the_worker_kills_its_parent(sandbox, monkeypatch):
+    monkeypatch.setattr(probe, "found", lambda: (layers.Plan(), Isolation()))  # no layer: only the supervisor
+    with Worker(make_package(sandbox), sandbox) as unprotected:
+        remote = Remote(unprotected)
+        with contextlib.suppress(Died):  # the supervisor in between takes the blow, and the worker with it
+            remote.run("probe.kill_parent")
+        assert remote.run("probe.shout", 1).value == 1  # and this process, the grader, is still here
+
+
+# -- the OS-level protections, in every tier -------------------------------------------------------
+CHECKS = """
+import json, sys
+from pathlib import Path
+from autograder.sandbox import Limits, Worker
+from autograder.student import Remote, StudentError
+sandbox, secret, port, marker, heartbeat = sys.argv[1:]
+found = {}
+with Worker(Path(sandbox) / "submission", Path(sandbox), Limits(max_processes=40)) as worker:
     remote = Remote(worker)
-    assert remote.run("probe.read", str(SOLUTIONS / "padding.py")).value in ("FileNotFoundError", "PermissionError")
-    assert remote.run("probe.read", str(SOLUTIONS.parent / "autograder" / "rubric.toml")).value != ""
+    found["read"] = remote.run("probe.read", secret).value
+    found["connect"] = remote.run("probe.connect", int(port)).value
+    try:
+        found["write"] = remote.run("probe.write", marker).value
+    except StudentError as error:
+        found["write"] = str(error).splitlines()[0]
+    found["spawn"] = remote.run("probe.spawn", 100).value
+    found["isolation"] = worker.isolation.as_dict()
+    print(json.dumps(found), flush=True)
+    remote.run("probe.beat", heartbeat, 120.0, timeout=180)  # until this grading process is killed
+"""
+LINGER = 30.0  # seconds a killed grading's worker may take to go (it takes well under one)
 
 
-@isolated
-def test_it_gives_the_worker_no_network(worker):
+def tier_cases() -> list:
+    """This process's own tier, then every other one (produced from root: skipped, or failed in CI, without)."""
+    others = [tiers.TIERS[name] for name in tiers.TIERS if name != "root"]
+    return [pytest.param(tier, id=tier.name.replace(" ", "-")) for tier in [tiers.here(), *others]]
+
+
+@pytest.fixture(scope="module")
+def checked():
+    """Per tier, once: what a worker could do there, and whether it outlived its killed grading process."""
+    done: dict[str, dict] = {}
+
+    def check(tier: tiers.Tier) -> dict:
+        if tier != tiers.here():
+            tiers.require()
+        if tier.name not in done:
+            with tempfile.TemporaryDirectory(prefix="autograde-test-") as folder:  # where a worker's uid reaches
+                done[tier.name] = run_checks(tier, tiers.work_folder(Path(folder), tier))
+        return done[tier.name]
+
+    return check
+
+
+def run_checks(tier: tiers.Tier, work: Path) -> dict:
+    sandbox = tiers.work_folder(work / "sandbox", tier)
+    make_package(sandbox)
+    marker, heartbeat = Path(f"/tmp/written-by-worker-{secrets.token_hex(8)}"), sandbox / "scratch" / "heartbeat"
     with socket.socket() as server:
         server.bind(("127.0.0.1", 0))
         server.listen()
-        assert Remote(worker).run("probe.connect", server.getsockname()[1]).value == "ConnectionRefusedError"
+        arguments = [
+            str(sandbox),
+            str(SOLUTIONS / "padding.py"),
+            str(server.getsockname()[1]),
+            str(marker),
+            str(heartbeat),
+        ]
+        grader = subprocess.Popen(
+            tiers.command(tier, [sys.executable, "-c", CHECKS, *arguments], work),
+            env=tiers.environment(tier, work),
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        try:
+            found = json.loads(grader.stdout.readline() or "{}")
+            found["wrote_outside"] = marker.exists()
+            deadline = time.monotonic() + 120
+            while not heartbeat.exists() and grader.poll() is None and time.monotonic() < deadline:
+                time.sleep(0.1)
+            found["beating"] = heartbeat.exists()
+            grader.send_signal(signal.SIGKILL)  # the grading process dies, its worker must follow
+            grader.wait()
+            found["lingering"] = lingering(str(sandbox))
+        finally:
+            grader.kill()
+            grader.wait()
+            marker.unlink(missing_ok=True)
+    return found
 
 
-@isolated
-def test_it_keeps_what_the_worker_writes_to_tmp_inside_the_worker(worker):
-    marker = Path("/tmp") / f"written-by-worker-{os.getpid()}"
-    try:
-        assert Remote(worker).run("probe.write", str(marker)).value is True
-        assert not marker.exists()
-    finally:
-        marker.unlink(missing_ok=True)
+def lingering(token: str) -> list[int]:
+    """The processes whose command line names `token` still alive after LINGER seconds, or none sooner."""
+    deadline = time.monotonic() + LINGER
+    while processes_with(token) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    return processes_with(token)
 
 
-@isolated
-def test_it_caps_the_number_of_processes(tmp_path, worker):
-    worker.close()
-    capped = Worker(worker.submission, worker.sandbox, Limits(max_processes=40))
-    try:
-        started = Remote(capped).run("probe.spawn", 100).value
-    finally:
-        capped.close()
+@pytest.mark.parametrize("tier", tier_cases())
+def test_it_takes_the_worker_down_with_a_grading_process_that_is_killed(tier, checked):
+    found = checked(tier)
+    assert found["beating"], f"the worker never started beating: {found}"
+    assert found["lingering"] == [], "the worker kept running after its grading process was killed"
+
+
+@pytest.mark.parametrize("tier", tier_cases())
+def test_it_hides_the_instructors_files_from_the_worker_where_the_tier_allows(tier, checked):
+    read = checked(tier)["read"]
+    hidden = read in ("FileNotFoundError", "PermissionError")
+    assert hidden == tiers.expected(tier).hidden, f"the worker read {read[:60]!r} in the {tier.name} tier"
+    assert hidden or read == (SOLUTIONS / "padding.py").read_text()  # where it can, it reads the real file
+
+
+@pytest.mark.parametrize("tier", tier_cases())
+def test_it_gives_the_worker_no_network_where_the_tier_allows(tier, checked):
+    connect = checked(tier)["connect"]
+    assert (connect != "connected") == tiers.expected(tier).network, f"{connect} in the {tier.name} tier"
+
+
+@pytest.mark.parametrize("tier", tier_cases())
+def test_it_keeps_what_the_worker_writes_to_tmp_inside_the_worker_where_the_tier_allows(tier, checked):
+    found = checked(tier)
+    assert (not found["wrote_outside"]) == tiers.expected(tier).private_tmp, f"{found['write']} in the {tier.name} tier"
+
+
+@pytest.mark.parametrize("tier", tier_cases())
+def test_it_caps_the_number_of_processes(tier, checked):
+    started = checked(tier)["spawn"]
     assert started.endswith("then BlockingIOError"), started
-
-
-def test_it_keeps_the_grader_alive_when_the_worker_kills_its_parent(worker, monkeypatch):
-    monkeypatch.setattr(isolation, "available", lambda: isolation.Isolation())
-    worker.close()
-    remote = Remote(worker)
-    with contextlib.suppress(Died):  # without namespaces the shell in between takes the blow
-        remote.run("probe.kill_parent")
-    assert remote.run("probe.shout", 1).value == 1  # and this process, the grader, is still here

@@ -1,4 +1,5 @@
-"""The GitHub workflows, this repository's and the student release's: linted, pinned, least privilege."""
+"""The GitHub workflows, this repository's and the student release's (plain and for GitHub Classroom): linted,
+pinned, least privilege."""
 
 import re
 from pathlib import Path
@@ -8,7 +9,7 @@ import yaml
 from support import ROOT
 from workflow_lint import actionlint, zizmor
 
-from autograder import release, roster_matrix
+from autograder import classroom, cli, release, roster_matrix
 
 USES = re.compile(r"^\s*(?:-\s*)?uses:\s*(\S+?)@(\S+)(.*)$", re.MULTILINE)
 
@@ -21,10 +22,19 @@ def released(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture(scope="module")
-def workflows(released: Path) -> list[Path]:
-    found = sorted((ROOT / ".github" / "workflows").glob("*.yml")) + sorted(
-        (released / ".github" / "workflows").glob("*.yml")
-    )
+def for_classroom(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The release of `autograde release --classroom`."""
+    target = tmp_path_factory.mktemp("student") / "classroom"
+    assert cli.main(["release", str(target), "--classroom"]) == 0
+    return target
+
+
+@pytest.fixture(scope="module")
+def workflows(released: Path, for_classroom: Path) -> list[Path]:
+    found = sorted((ROOT / ".github" / "workflows").glob("*.yml"))
+    for student in (released, for_classroom):
+        found += sorted((student / ".github" / "workflows").glob("*.yml"))
+    assert [path.name for path in found].count("public-tests.yml") == 2
     assert {path.name for path in found} >= {"ci.yml", "grade-roster.yml", "public-tests.yml"}
     return found
 
@@ -44,8 +54,8 @@ def test_every_workflow_passes_actionlint(workflows):
     assert findings == [], "\n".join(f"{f['file']}:{f['line']}:{f['column']}: {f['message']}" for f in findings)
 
 
-def test_every_workflow_passes_zizmor_offline(released):
-    for target in (ROOT / ".github" / "workflows", released):
+def test_every_workflow_passes_zizmor_offline(released, for_classroom):
+    for target in (ROOT / ".github" / "workflows", released, for_classroom):
         done = zizmor([target])
         assert done.returncode == 0, done.stdout + done.stderr
 
@@ -60,8 +70,10 @@ def test_every_action_is_pinned_to_a_full_commit_with_its_version_beside_it(work
     assert {action: len(refs) for action, refs in pins.items()} == dict.fromkeys(pins, 1), pins
 
 
-# the one job that needs more: it downloads the results of the run a re-run completes
-WIDER = {("grade-roster.yml", "gradebook"): {"actions": "read", "contents": "read"}}
+# The only jobs that may read more: Classroom's reporter, with what its README at v1 grants (it writes nothing),
+# and the roster's gradebook, which downloads the results of the run a re-run completes (the same two).
+REPORTER_PERMISSIONS = {"actions": "read", "contents": "read"}
+ROSTER_GRADEBOOK = ("grade-roster.yml", "gradebook")
 
 
 def test_every_workflow_reads_contents_only_and_keeps_no_credentials(workflows):
@@ -69,8 +81,10 @@ def test_every_workflow_reads_contents_only_and_keeps_no_credentials(workflows):
         document = load(path)
         assert document["permissions"] == {"contents": "read"}, path.name
         for name, job in document["jobs"].items():
-            expected = WIDER.get((path.name, name))
-            assert job.get("permissions") == expected, f"{path.name}: {name} widens its permissions"
+            reports = any(step.get("uses", "").startswith(f"{classroom.REPORTER}@") for step in steps(job))
+            wider = reports or (path.name, name) == ROSTER_GRADEBOOK
+            expected = REPORTER_PERMISSIONS if wider else {}
+            assert job.get("permissions", {}) == expected, f"{path.name}: {name} widens its permissions"
             for step in steps(job):
                 if step.get("uses", "").startswith("actions/checkout@"):
                     assert step["with"]["persist-credentials"] is False, f"{path.name}: {name} keeps credentials"
@@ -112,7 +126,8 @@ def test_its_shards_grade_as_root_with_the_grader_by_its_path_and_hold_no_secret
     assert not any(step.get("with", {}).get("repository") for step in steps(grade)), "students are cloned as data"
     script = runs(grade)
     assert 'python -m venv "$VENV"' in script and '"$VENV/bin/python" -m pip install ./grader' in script
-    assert 'sudo "$VENV/bin/autograde" grade-all submissions --out results --jobs "$(nproc)"' in script
+    grading = 'sudo "$VENV/bin/autograde" grade-all submissions --out results --jobs "$(nproc)" --require-isolation'
+    assert grading in script
     assert "--no-require-isolation" not in script, "grades that count are graded under isolation"
     assert 'sudo chown -R "$(id -u):$(id -g)" results' in script
     upload = next(step for step in steps(grade) if step.get("uses", "").startswith("actions/upload-artifact@"))
@@ -159,10 +174,12 @@ def test_the_roster_workflows_gradebook_job_writes_the_class_report_and_summaris
     assert upload["with"]["path"] == "gradebook"  # report.html goes up with the gradebook
 
 
-def test_this_repositorys_ci_gives_the_browser_test_the_runners_chrome():
+def test_this_repositorys_ci_gives_the_browser_test_the_runners_chrome_and_refuses_unlisted_skips():
     tests = load(ROOT / ".github" / "workflows" / "ci.yml")["jobs"]["tests"]
-    step = next(step for step in steps(tests) if step.get("run") == "python -m pytest")
+    step = next(step for step in steps(tests) if "python -m pytest" in step.get("run", ""))
+    assert "--preserve-env" in step["run"]  # under sudo, the step's environment must reach pytest
     assert step["env"]["REPORT_BROWSER"] == "google-chrome"
+    assert step["env"]["CI_ALLOWED_SKIPS"] == ".ci/allowed-skips"
 
 
 def test_the_student_workflow_runs_the_public_tests_and_summarises_them_per_todo(released):
@@ -193,3 +210,30 @@ def test_this_repositorys_ci_lints_tests_and_builds_the_release():
     )
     for command in ("ruff check .", "ruff format --check .", "python -m pytest", "autograde release "):
         assert command in runs
+
+
+def test_this_repositorys_ci_runs_the_tests_as_root_so_that_every_isolation_tier_runs():
+    tests = load(ROOT / ".github" / "workflows" / "ci.yml")["jobs"]["tests"]
+    runs = [step["run"] for step in steps(tests) if "python -m pytest" in step.get("run", "")]
+    assert runs and all(run.startswith("sudo ") for run in runs), runs
+
+
+def test_the_classroom_release_reports_each_todo_to_classrooms_reporter_pinned_to_v1(released, for_classroom):
+    plain, document = load(released / release.WORKFLOW), load(for_classroom / release.WORKFLOW)
+    assert document["name"] == "Autograding Tests" and plain["name"] == "Public tests"
+    assert set(document["on"]) == {"push", "pull_request", "repository_dispatch"}
+    job = document["jobs"]["public-tests"]
+    assert job["if"] == "github.actor != 'github-classroom[bot]'"
+    assert job["permissions"] == REPORTER_PERMISSIONS
+    reporter = steps(job)[-1]
+    assert reporter["uses"] == f"{classroom.REPORTER}@d13b5912daf5042ac1b71bc38bdb4a6bcd61d8ca"  # tag v1
+    summary = next(step for step in steps(job) if step.get("id"))
+    runners = reporter["with"]["runners"].split(",")
+    assert runners == [summary["id"]]  # the reporter reads <RUNNER>_RESULTS, the runner id upper-cased
+    assert reporter["env"] == {f"{summary['id'].upper()}_RESULTS": f"${{{{ steps.{summary['id']}.outputs.result }}}}"}
+    assert reporter["if"] == "${{ !cancelled() }}"  # it reports failing tests too
+    without = {name: value for name, value in document["jobs"].items()}
+    without["public-tests"] = {key: value for key, value in job.items() if key not in ("if", "permissions")} | {
+        "steps": steps(job)[:-1]
+    }
+    assert without == plain["jobs"], "the Classroom form adds the reporter and nothing else"

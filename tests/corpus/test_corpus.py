@@ -7,27 +7,35 @@ whose functions are all correct but written differently from the reference. The 
 file says which module it replaces (and, for a mistake, which function holds it and which id it is).
 
 Each file is graded once per session, as the reference with that one module replaced and with
-`--only` the functions of that module; every test below reads the same results.
+`--only` the functions of that module; every test below reads the same results. The same submissions
+also run through the released public tests (all of them in one interpreter): a push and the grade
+must agree on every function, and the public tests name the mistakes they see.
 """
 
+import json
 import multiprocessing
+import os
 import re
+import subprocess
+import sys
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from support import appended_to, build_submission, grade
+from support import ROOT, SOLUTIONS, appended_to, build_submission, grade
 
-from autograder import stubs
+from autograder import release, stubs
 from autograder.catalogue import CATALOGUE
+from autograder.public_tests import todo_map
 from autograder.results import GradingResult, ItemResult
 
 CORPUS = Path(__file__).resolve().parent
 MISTAKE_HEADER = re.compile(r"# module: (\w+)  function: (\w+)  mistake: (\w+)")
 CORRECT_HEADER = re.compile(r"# module: (\w+)  functions: ([\w,]+)")
 NAMED = re.compile(r"\[([A-Z]\d)\]")  # a catalogue id leading a feedback
+NAMED_ANYWHERE = re.compile(r"(?:^|: |\n)\[([A-Z]\d)\] ")  # every catalogue id a message names
 
 # module -> the graded functions it holds ("SequenceClassifier.forward" is graded as "SequenceClassifier")
 MODULE_FUNCTIONS: dict[str, tuple[str, ...]] = {}
@@ -131,9 +139,9 @@ def slowest_first(entry: Entry) -> int:
     return SLOWEST_FIRST.index(entry.module) if entry.module in SLOWEST_FIRST else len(SLOWEST_FIRST)
 
 
-def selected_entries(session: pytest.Session) -> list[Entry]:
-    """The corpus files that this session's selected tests grade."""
-    grading = [item for item in session.items if "graded" in getattr(item, "fixturenames", ())]
+def selected_entries(session: pytest.Session, fixture: str = "graded") -> list[Entry]:
+    """The corpus files that this session's selected tests grade (or run through `fixture`)."""
+    grading = [item for item in session.items if fixture in getattr(item, "fixturenames", ())]
     found = (item.callspec.params.get("entry") for item in grading if hasattr(item, "callspec"))
     return list(dict.fromkeys(entry for entry in found if isinstance(entry, Entry)))
 
@@ -219,3 +227,104 @@ def feedback_problems(feedback: str) -> list[str]:
     problems += [f"a line of {len(line)} characters" for line in lines if len(line) > MAX_LINE_LENGTH]
     problems += [f"it shows the reference's line {line!r}" for line in SOLUTION_LINES if line in feedback]
     return problems
+
+
+# -- the public tests, as a student's push runs them: one verdict, the same names -----------------------
+# (corpus file, function) -> why the public tests and the grader may judge it differently: none so far.
+DISAGREEMENTS: dict[tuple[str, str], str] = {}
+PUBLIC_RUNS = Path(__file__).resolve().parents[1] / "helpers" / "public_runs.py"
+TODOS = {todo.number: todo for todo in stubs.todos()}
+PUBLIC_FUNCTION = {
+    test: TODOS[number].function.split(".")[0] for test, number in todo_map(list(TODOS.values())).items()
+}
+PublicRun = dict[str, list[str]]  # "test_padding::test_x[params]" -> [outcome, the failure's first line]
+
+
+def public_job(entry: Entry) -> dict:
+    """The public tests a corpus file is run through: its mistaken function's, or its whole module's."""
+    modules = {path.stem: path.read_text(encoding="utf-8") for path in SOLUTIONS.glob("*.py")}
+    modules[entry.module] = entry.source
+    tests = [
+        f"{test.replace('::', '.py::')}"
+        for test, function in PUBLIC_FUNCTION.items()
+        if test.startswith(f"test_{entry.module}::") and (entry.mistake is None or function in entry.functions)
+    ]
+    return {"name": entry.name, "modules": modules, "tests": tests}
+
+
+@pytest.fixture(scope="session")
+def public_runs(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[PublicRun]:
+    """Each selected corpus file through the released public tests, all in one child interpreter."""
+    entries = selected_entries(request.session, "public_runs")
+    folder = tmp_path_factory.mktemp("public-runs")
+    release.release(folder / "release")
+    (folder / "jobs.json").write_text(json.dumps([public_job(entry) for entry in entries]), encoding="utf-8")
+    env = {key: value for key, value in os.environ.items() if not key.startswith("PYTEST")}
+    env["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"  # a student's plain environment
+    command = [sys.executable, str(PUBLIC_RUNS), str(folder / "release"), str(folder / "jobs.json")]
+    child = subprocess.Popen(
+        [*command, str(folder / "runs.json")],
+        env=env,
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    runs: dict[str, PublicRun] = {}
+
+    def run(entry: Entry) -> PublicRun:
+        if not runs:
+            output, _ = child.communicate(timeout=1200)
+            assert child.returncode == 0, f"the public runs failed:\n{output[-3000:]}"
+            runs.update(json.loads((folder / "runs.json").read_text(encoding="utf-8")))
+        return runs[entry.name]
+
+    yield run
+    child.kill()
+    child.wait()
+
+
+def public_verdict(run: PublicRun) -> dict[str, list[str]]:
+    """Function -> the failures of its public tests ("test: first line"), for every function that ran."""
+    verdict: dict[str, list[str]] = {}
+    for test, (outcome, message) in run.items():
+        failures = verdict.setdefault(PUBLIC_FUNCTION[test.split("[")[0]], [])
+        if outcome != "passed":
+            failures.append(f"{test}: {message}")
+    return verdict
+
+
+def grader_verdict(result: GradingResult) -> dict[str, list[ItemResult]]:
+    """Function -> its items that lost points."""
+    verdict: dict[str, list[ItemResult]] = {}
+    for item in result.items:
+        verdict.setdefault(item.function, [])
+        if item.score < item.max_score:
+            verdict[item.function].append(item)
+    return verdict
+
+
+@pytest.mark.parametrize("entry", cases(EVERYTHING))
+def test_the_public_tests_and_the_grader_agree_on_every_function(entry, graded, public_runs):
+    public, grader = public_verdict(public_runs(entry)), grader_verdict(graded(entry))
+    assert public, f"{entry.name}: no public test ran"
+    for function, failures in public.items():
+        if bool(failures) != bool(grader[function]) and (entry.name, function) not in DISAGREEMENTS:
+            pytest.fail(
+                f"{entry.name}: {function} {'fails' if failures else 'passes'} its public tests but "
+                f"{'loses points' if grader[function] else 'scores full marks'} in the grader:\n\n"
+                + "\n".join(failures[:5])
+                + f"\n\n{shown(grader[function])}"
+            )
+
+
+@pytest.mark.parametrize("entry", cases(MISTAKES))
+def test_the_public_tests_name_the_mistake_the_grader_names(entry, graded, public_runs):
+    (function,) = entry.functions
+    failures = public_verdict(public_runs(entry))[function]
+    named_publicly = {match for failure in failures for match in NAMED_ANYWHERE.findall(failure)}
+    named_by_grader = {
+        match for item in grader_verdict(graded(entry))[function] for match in NAMED_ANYWHERE.findall(item.feedback)
+    }
+    assert entry.mistake in named_publicly, f"no public failure names [{entry.mistake}]:\n" + "\n".join(failures)
+    assert named_publicly <= named_by_grader, f"the public tests name {named_publicly}, the grader {named_by_grader}"

@@ -36,11 +36,13 @@ def replace_in(module: str, old: str, new: str, base: Path = SOLUTIONS) -> str:
     return source.replace(old, new)
 
 
-def grade(submission: Path, only: list[str] | None = None, **limits: float) -> GradingResult:
+def grade(
+    submission: Path, only: list[str] | None = None, require_isolation: bool | None = None, **limits: float
+) -> GradingResult:
     selected = rubric.load().select(only)
     if limits:
         selected = dataclasses.replace(selected, limits={**selected.limits, **limits})
-    return grading.grade(submission, selected)
+    return grading.grade(submission, selected, require_isolation)
 
 
 def code_without_docstrings(source: str) -> str:

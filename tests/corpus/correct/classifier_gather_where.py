@@ -9,6 +9,8 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from exercises.padding import masked_mean
+
 CELLS = {"rnn": nn.RNN, "gru": nn.GRU, "lstm": nn.LSTM}
 POOLINGS = ("last", "mean", "max")
 
@@ -63,7 +65,7 @@ class SequenceClassifier(nn.Module):
         else:
             mask = torch.arange(T).view(1, T, 1) < lengths.view(B, 1, 1)
             if self.pooling == "mean":
-                pooled = torch.where(mask, states, torch.zeros_like(states)).sum(1) / lengths.view(B, 1).float()
+                pooled = masked_mean(states, lengths)
             else:
                 pooled = torch.where(mask, states, torch.full_like(states, -1e9)).max(1).values
         return self.head(pooled)

@@ -82,11 +82,13 @@ def sample(model: nn.Module, start: int, steps: int, temperature: float, generat
     """
     # TODO 8 · sampling: loop `steps` times: run the model on the last token with
     # the carried state, scale the logits by 1 / temperature, softmax, draw a token.
+    model.eval()
+    device = next(model.parameters()).device
     out = [start]
     state = None
     for _ in range(steps):
         with torch.no_grad():
-            scores, state = model(torch.full((1, 1), out[-1]), state)
+            scores, state = model(torch.full((1, 1), out[-1], device=device), state)
         probs = F.softmax(scores.squeeze() / temperature, dim=0)
         out.append(int(torch.multinomial(probs, 1, generator=generator)[0]))
     return out

@@ -81,6 +81,6 @@ def masked_mean(output: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
     """
     # TODO 5 · masked mean: zero the steps after each row's length, sum over time
     # and divide by the true lengths.
-    real = (torch.arange(output.size(1)).unsqueeze(0) < lengths.unsqueeze(1)).float()
+    real = (torch.arange(output.size(1)).unsqueeze(0) < lengths.unsqueeze(1)).to(output.dtype)
     summed = torch.einsum("bt,bth->bh", real, output)
-    return summed / lengths.float().unsqueeze(1)
+    return summed / lengths.to(output.dtype).unsqueeze(1)

@@ -1,10 +1,10 @@
-"""The grader's side of the worker: start it isolated, talk to it, kill it.
+"""The grader's side of the worker: start it inside its layers, talk to it, kill it.
 
-The worker is `python -I -S` with a clean environment, its own session (so a kill
-reaches every process it started), the submission copy and the runtime package
-on its path and nothing else of the instructor's. Each call has a wall-clock
-timeout; on expiry the whole process group gets SIGKILL. The student's output is
-read while waiting and kept up to a cap.
+The worker is `python -I -S` with a clean environment, the submission copy and the
+runtime package on its path and nothing else of the instructor's, started by the
+supervisor inside the layers `probe.available()` found (see `layers`). Each call has
+a wall-clock timeout; on expiry the supervisor kills the worker and everything it
+started. The student's output is read while waiting and kept up to a cap.
 """
 
 import contextlib
@@ -15,26 +15,29 @@ import shutil
 import signal
 import subprocess
 import sys
-import sysconfig
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from autograder import isolation
 from autograder.runtime.frames import HEADER, write_frame
+from autograder.sandbox import layers, namespaces, paths, probe, uid
 
-RUNTIME = Path(__file__).resolve().parent / "runtime"
+RUNTIME = Path(__file__).resolve().parent.parent / "runtime"
 RUNTIME_PACKAGE = "autograde_runtime"
-BOOT = (
+BOOT = (  # the worker's own layers first, while it is one thread that has imported nothing
     "import json, sys\n"
     "config = json.loads(sys.argv[1])\n"
-    "sys.path[:0] = [config['submission'], config['runtime']]\n"
+    "sys.path[:0] = [config['runtime']]\n"
+    "from autograde_sandbox import confine\n"
+    "confined = confine.confine(config['confine'])\n"
+    "sys.path[:0] = [config['submission']]\n"
     "sys.path += config['site']\n"
     "from autograde_runtime import worker\n"
-    "worker.main(config)\n"
+    "worker.main(config, confined)\n"
 )
+STOP_GRACE = 10.0  # seconds the supervisor gets to kill the worker's processes before it is killed itself
 
 
 @dataclass(frozen=True)
@@ -42,11 +45,15 @@ class Limits:
     """Bounds on one worker."""
 
     memory_bytes: int = 4 << 30
-    max_processes: int = 256  # threads count too; it bites only when the worker has a user of its own
+    max_processes: int = 256  # the worker's own processes and threads (see process_ceiling)
     output_bytes: int = 16 << 10  # kept per call; the rest is counted and dropped
     response_bytes: int = 64 << 20
     start_timeout: float = 60.0
     preload: tuple[str, ...] = ()  # modules the worker imports while it warms up, before the first call
+
+
+class IsolationRefused(Exception):
+    """A required layer did not start in this worker: it never ran the student's code."""
 
 
 class WorkerDied(Exception):
@@ -65,13 +72,6 @@ def _codec() -> ModuleType:
     return codec
 
 
-def site_directories() -> list[str]:
-    """Where torch, numpy and scikit-learn live, without processing any .pth file."""
-    paths = sysconfig.get_paths()
-    found = dict.fromkeys(p for p in (paths["purelib"], paths["platlib"]) if p)
-    return [path for path in found if Path(path).is_dir()]
-
-
 def prepare_runtime(sandbox: Path) -> Path:
     """Copy the runtime package into the sandbox; return the directory to put on the path."""
     target = sandbox / "runtime"
@@ -83,15 +83,18 @@ def prepare_runtime(sandbox: Path) -> Path:
 class Worker:
     """One worker process serving one submission; restarted after it dies."""
 
-    def __init__(self, submission: Path, sandbox: Path, limits: Limits = Limits()) -> None:
+    def __init__(self, submission: Path, sandbox: Path, limits: Limits = Limits(), required: bool = False) -> None:
         self.submission = submission
         self.sandbox = sandbox
         self.limits = limits
+        self.required = required  # a layer that fails in this worker stops it before the student's code runs
         self.runtime = prepare_runtime(sandbox)
         self.scratch = sandbox / "scratch"
         self.scratch.mkdir(exist_ok=True)
-        self.isolation = isolation.available()
-        self.uid = None
+        self.plan, self.isolation = probe.found()
+        self.uid: int | None = None
+        self._lease: uid.Lease | None = None
+        self.refused = ""  # why a required layer did not start in this worker
         self.process: subprocess.Popen[bytes] | None = None
         self.output = b""
         self.output_dropped = 0
@@ -104,22 +107,26 @@ class Worker:
         request_r, request_w = os.pipe()
         response_r, response_w = os.pipe()
         output_r, output_w = os.pipe()
+        self.uid = None
+        if self.plan.uid:
+            self._lease = uid.Lease()
+            self.uid = self._lease.uid
+        layers.prepare(self.plan, self.sandbox, self.uid)
         config = {
             "submission": str(self.submission),
             "runtime": str(self.runtime),
-            "site": site_directories(),
+            "confine": layers.in_worker(self.plan, self.sandbox),
+            "site": paths.site_directories(),
             "request_fd": request_r,
             "response_fd": response_w,
             "memory_bytes": self.limits.memory_bytes,
-            "max_processes": self.limits.max_processes,
+            "max_processes": process_ceiling(self.plan, self.limits.max_processes),
             "preload": list(self.limits.preload),
         }
         environment = {"PATH": "/usr/bin:/bin", "HOME": str(self.scratch), "LANG": "C.UTF-8", "OMP_NUM_THREADS": "1"}
-        config["die_with_parent"] = isolation.available() == isolation.FULL  # as wrap() decides; see runtime/worker
-        command, self.uid = isolation.wrap([sys.executable, "-I", "-S", "-c", BOOT, json.dumps(config)], self.sandbox)
-        isolation.hand_over(self.sandbox, self.uid)
+        worker = [sys.executable, "-I", "-S", "-c", BOOT, json.dumps(config)]
         self.process = subprocess.Popen(
-            command,
+            layers.command(self.plan, self.sandbox, self.uid, worker, (request_r, response_w)),
             stdin=subprocess.DEVNULL,
             stdout=output_w,
             stderr=output_w,
@@ -135,25 +142,47 @@ class Worker:
         self.starts += 1
         self._ready = False
 
-    def _await_ready(self) -> None:
-        """The worker says it is ready once torch is imported and warm; only then do call timeouts start."""
-        ready = self._wait_for_reply(time.monotonic() + self.limits.start_timeout, self.limits.start_timeout)
-        if _codec().loads(ready) != {"ready": True}:
+    def await_ready(self) -> None:
+        """The worker says it is ready once torch is imported and warm; only then do call timeouts start.
+
+        Its answer says which of its own layers it applied; one that failed is recorded, and,
+        when isolation is required, stops the worker before any student code runs.
+        """
+        if self._ready:
+            return
+        timeout = self.limits.start_timeout
+        ready = _codec().loads(self._wait_for_reply(time.monotonic() + timeout, timeout))
+        if not isinstance(ready, dict) or ready.get("ready") is not True:
             self.close()
             raise WorkerDied("crash", "the worker did not start properly")
+        failed = confinement_failures(self.plan, ready.get("confined", {}))
+        if failed:
+            self.isolation = replace(self.isolation, failures=[*self.isolation.failures, *failed])
+            if self.required:
+                self.close()
+                self.refused = f"isolation required, but in the worker {'; '.join(failed)}"
+                raise IsolationRefused(self.refused)
         self._ready = True
 
     def close(self) -> None:
-        """Kill the worker and everything it started."""
+        """Kill the worker and everything it started: the supervisor does, then ends; its uid's processes last."""
         if self.process is None:
             return
         with contextlib.suppress(ProcessLookupError):
-            os.killpg(self.process.pid, signal.SIGKILL)
-        self.process.wait()
+            os.kill(self.process.pid, signal.SIGTERM)
+        try:
+            self.process.wait(timeout=STOP_GRACE)
+        except subprocess.TimeoutExpired:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(self.process.pid, signal.SIGKILL)
+            self.process.wait()
         for fd in (self._request_w, self._response_r, self._output_r):
             with contextlib.suppress(OSError):
                 os.close(fd)
         self.process = None
+        if self._lease is not None:
+            self._lease.release()
+            self._lease = None
 
     def __enter__(self) -> "Worker":
         return self
@@ -169,7 +198,7 @@ class Worker:
         if self.process is None:
             self._start()
         if not self._ready:
-            self._await_ready()
+            self.await_ready()
         self.output, self.output_dropped = b"", 0
         deadline = time.monotonic() + timeout
         try:
@@ -226,10 +255,28 @@ class Worker:
             code = None
         self._drain_output()
         self.close()
-        if code is not None and code > 128 and self.uid is None:  # the fallback shell reports signals as 128 + n
+        if code is not None and code > 128:  # the supervisor reports a signal n as 128 + n
             code = 128 - code
         if code is not None and code < 0:
             name = signal.Signals(-code).name
             hint = " (out of memory?)" if -code == signal.SIGKILL else ""
             return WorkerDied("crash", f"the worker was killed by {name} {when}{hint}")
         return WorkerDied("exit", f"the worker exited with status {code} {when} (sys.exit or os._exit in your code?)")
+
+
+def confinement_failures(plan: layers.Plan, confined: dict[str, str]) -> list[str]:
+    """The in-worker layers of `plan` that this worker failed to apply."""
+    wanted = [name for name, on in (("landlock", plan.landlock), ("seccomp", plan.seccomp)) if on]
+    applied = {name: confined.get(name, "not applied") for name in wanted}
+    return [f"{name}: {state}" for name, state in applied.items() if not state.startswith(("abi", "on"))]
+
+
+def process_ceiling(plan: layers.Plan, limit: int) -> int:
+    """The worker's RLIMIT_NPROC: `limit` processes of its own above what its real uid already runs.
+
+    With a uid of its own (or a user namespace, where the count starts afresh) that is `limit`;
+    sharing the grader's user, the ceiling sits `limit` above that user's current processes.
+    """
+    if plan.uid or plan.namespaces == namespaces.USER:
+        return limit
+    return limit + uid.tasks(os.getuid())

@@ -1,0 +1,201 @@
+"""The known mistakes' values on the public tests' own inputs: the release's `exercises/tests/mistakes.json`.
+
+At release time the public tests run once, in a child process, over the reference modules, with
+this module as a pytest plugin. Before each test runs as usual, its body runs once more for every
+known-bug variant of the function it tests (`variants.BY_FUNCTION`), the function replaced by that
+variant, and the public tests' own conftest records each call: a fingerprint of its inputs, what it
+returned or raised. What ships is numbers and the catalogue's feedback only: for each test, the
+calls of every variant that makes the test fail, differs from the reference and cannot be taken for
+another mistake's. Nothing of the hidden inputs or of any code but the public tests goes into it.
+"""
+
+import functools
+import inspect
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import pytest
+
+from autograder import catalogue, stubs, variants
+from autograder.public_tests import PUBLIC_TESTS, todo_map
+
+OPTION = "--record-mistakes"
+TIMEOUT = 600
+
+
+# -- inside the child process: the plugin -----------------------------------------------------------
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(OPTION, dest="record_mistakes", help="write what each variant's calls gave to this JSON file")
+
+
+_records = pytest.StashKey[dict[str, Any]]()
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.stash[_records] = {}
+
+
+@functools.cache
+def _targets(tests: Path) -> dict[str, str]:
+    """'test_padding::test_gather_final_...' -> 'padding.gather_final', from the TODO sections."""
+    todos = {todo.number: todo for todo in stubs.todos()}
+    return {key: f"{todos[n].module}.{todos[n].function}" for key, n in todo_map(list(todos.values()), tests).items()}
+
+
+def _conftest(config: pytest.Config) -> ModuleType:
+    """The public tests' conftest, as pytest loaded it: it watches and records the calls."""
+    for plugin in config.pluginmanager.get_plugins():
+        if Path(getattr(plugin, "__file__", "") or "").name == "conftest.py" and hasattr(plugin, "watching"):
+            return plugin
+    raise RuntimeError("the public tests' conftest.py (which records the calls) was not loaded")
+
+
+def _adapted(variant: Callable[..., Any], reference: Callable[..., Any]) -> Callable[..., Any]:
+    """The variant called as the reference is: keyword arguments and defaults bound to its signature."""
+    signature = inspect.signature(reference)
+
+    def call(*args: Any, **kwargs: Any) -> Any:
+        bound = signature.bind(*args, **kwargs)
+        bound.apply_defaults()
+        return variant(*bound.args)
+
+    return call
+
+
+def _run(
+    item: pytest.Function,
+    conftest: ModuleType,
+    target: str,
+    in_place: bool,
+    replacement: Callable[..., Any] | None = None,
+) -> dict[str, Any]:
+    """The test's body once, watched; whether it failed and what the calls gave."""
+    arguments = {name: item.funcargs[name] for name in inspect.signature(item.obj).parameters}
+    conftest.seed()
+    with conftest.watching(target, in_place, replacement) as calls:
+        try:
+            item.obj(**arguments)
+            failed = False
+        except Exception:
+            failed = True
+    return {"failed": failed, "calls": calls}
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> Iterator[None]:
+    """Before the test runs as usual: its body once over the reference, then once per variant, recorded."""
+    config = pyfuncitem.config
+    target = _targets(pyfuncitem.path.parent).get(f"{pyfuncitem.path.stem}::{pyfuncitem.originalname}")
+    function = target.split(".", 1)[1] if target else ""
+    table = variants.BY_FUNCTION.get(function) if config.getoption("record_mistakes") else None
+    if table:
+        conftest = _conftest(config)
+        in_place = function in variants.IN_PLACE
+        owner, name = conftest.owner_of(target)
+        reference = getattr(owner, name)
+        record = {"function": target, "in_place": in_place, "reference": _run(pyfuncitem, conftest, target, in_place)}
+        record["variants"] = {
+            key: _run(pyfuncitem, conftest, target, in_place, _adapted(variant, reference))
+            for key, variant in table.items()
+        }
+        config.stash[_records][conftest.test_id(pyfuncitem)] = record
+        conftest.seed()  # the test itself runs next, from the seed its fixture gave it
+    return (yield)
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    path = session.config.getoption("record_mistakes")
+    if path:
+        Path(path).write_text(json.dumps(session.config.stash[_records]), encoding="utf-8")
+
+
+# -- in the grader's process: run it, keep what names a mistake --------------------------------------
+@dataclass(frozen=True)
+class Values:
+    """What ships (`shipped`), and which catalogue ids the public tests can see and can name."""
+
+    shipped: dict[str, Any]
+    visible: dict[str, set[str]]  # id -> the tests that fail with it
+    named: dict[str, set[str]]  # id -> the tests whose failure names it
+
+
+def _same(conftest_same: Callable[[Any, Any], bool], a: list[dict], b: list[dict]) -> bool:
+    return len(a) == len(b) and all(conftest_same(x, y) for x, y in zip(a, b, strict=True))
+
+
+def select(records: dict[str, Any], same: Callable[[Any, Any], bool]) -> Values:
+    """Keep, per test, the variants whose calls make it fail, differ from the reference's, and name one id."""
+    tests: dict[str, Any] = {}
+    visible: dict[str, set[str]] = {}
+    named: dict[str, set[str]] = {}
+    for test, record in records.items():
+        failing = {
+            key: run["calls"]
+            for key, run in record["variants"].items()
+            if run["failed"] and run["calls"] and not _same(same, run["calls"], record["reference"]["calls"])
+        }
+        kept: dict[str, list[dict]] = {}
+        for key, calls in failing.items():
+            mistakes = set(catalogue.ids(key))
+            if len(mistakes) == 1:  # a variant of two mistakes does not tell which one the test sees
+                visible.setdefault(key.split(":")[0], set()).add(test)
+            twins = [other for other, theirs in failing.items() if _same(same, calls, theirs)]
+            if mistakes != set.intersection(*(set(catalogue.ids(other)) for other in twins)):
+                continue  # name only what every variant giving these calls has in common
+            if not any(set(catalogue.ids(other)) == mistakes and _same(same, calls, kept[other]) for other in kept):
+                kept[key] = calls  # a form whose calls an earlier form already gives adds nothing
+                for mistake in mistakes:
+                    named.setdefault(mistake, set()).add(test)
+        if kept:
+            tests[test] = {"function": record["function"], "in_place": record["in_place"], "mistakes": kept}
+    keys = sorted({key for entry in tests.values() for key in entry["mistakes"]})
+    shipped = {"mistakes": {key: catalogue.feedback(key) for key in keys}, "tests": tests}
+    return Values(shipped, visible, named)
+
+
+def _environment(workdir: Path) -> dict[str, str]:
+    env = {key: value for key, value in os.environ.items() if not key.startswith("PYTEST")}
+    env.pop("PYTHONSAFEPATH", None)
+    env["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
+    env["PYTHONPATH"] = str(workdir)  # the copy's `exercises` before any installed one
+    env["PYTHONDONTWRITEBYTECODE"] = "1"
+    return env
+
+
+def record(tests: Path = PUBLIC_TESTS) -> dict[str, Any]:
+    """Run the public tests over the reference with the recorder; every test's records."""
+    with tempfile.TemporaryDirectory(prefix="autograde-mistakes-") as folder:
+        workdir = Path(folder)
+        shutil.copytree(tests, workdir / "exercises" / "tests", ignore=shutil.ignore_patterns("__pycache__", "*.json"))
+        for path in stubs.SOLUTIONS.glob("*.py"):
+            shutil.copyfile(path, workdir / "exercises" / path.name)
+        (workdir / "pytest.ini").write_text("[pytest]\n", encoding="utf-8")
+        out = workdir / "records.json"
+        command = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", __name__]
+        command += [f"{OPTION}={out}", "exercises/tests"]
+        done = subprocess.run(
+            command, cwd=workdir, env=_environment(workdir), capture_output=True, text=True, timeout=TIMEOUT
+        )
+        if done.returncode != 0 or not out.exists():
+            raise RuntimeError(f"recording the public tests failed (exit {done.returncode}):\n{done.stdout[-3000:]}")
+        return json.loads(out.read_text(encoding="utf-8"))
+
+
+@functools.cache
+def values() -> Values:
+    """The mistakes' values for the release, computed once per process."""
+    from importlib import util
+
+    spec = util.spec_from_file_location("public_conftest", PUBLIC_TESTS / "conftest.py")
+    conftest = util.module_from_spec(spec)
+    spec.loader.exec_module(conftest)
+    return select(record(), conftest.same)

@@ -1,0 +1,20 @@
+"""The worker's isolation, in layers, each used wherever the machine allows it.
+
+    supervisor   always: the process between grader and worker; it kills all the worker started
+    uid          a user of the worker's own, when the grader is root          (uid.py)
+    namespaces   mount, network and PID namespaces and a chroot, as root or
+                 through an unprivileged user namespace                      (namespaces.py)
+    landlock     applied by the worker to itself: files, TCP, signals        (landlock.py)
+    seccomp      applied by the worker to itself: no sockets, no namespaces  (seccomp.py)
+    fallback     python -I -S, a clean environment, resource limits          (worker.py, runtime/worker.py)
+
+`probe.available()` finds which layers start here and what they protect; `layers`
+stacks them into one command; `worker.Worker` runs the student's code inside them;
+`record.Isolation` is what results.json says of it.
+"""
+
+from autograder.sandbox.probe import available
+from autograder.sandbox.record import Isolation
+from autograder.sandbox.worker import IsolationRefused, Limits, Worker, WorkerDied
+
+__all__ = ["Isolation", "IsolationRefused", "Limits", "Worker", "WorkerDied", "available"]

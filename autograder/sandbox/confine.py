@@ -1,0 +1,82 @@
+"""What the worker does to itself first: its Landlock and seccomp layers, and the probe's checks.
+
+`confine` runs in the worker (and in the probe) before anything else is imported,
+while the process has a single thread; `measure` runs in the probe only, after
+`confine`, and tries what a student would: read an instructor's file, connect, write
+outside, signal the supervisor. Standard library only: copied into each sandbox as
+`autograde_sandbox` with `landlock` and `seccomp`.
+"""
+
+import os
+import socket
+import sys
+from typing import Any
+
+from . import landlock, seccomp
+
+
+def confine(config: dict[str, Any]) -> dict[str, str]:
+    """Apply the in-process layers `config` asks for; say, per layer, "abi N", "on", "off" or why it failed."""
+    report = {"landlock": "off", "seccomp": "off"}
+    rules = config.get("landlock")
+    if rules:
+        own = [f"/proc/{os.getpid()}"]  # this process's own entries (its /proc/self), not other processes'
+        try:
+            version = landlock.restrict(rules["read"] + own, rules["listed"], rules["read_write"], rules["devices"])
+            report["landlock"] = f"abi {version}"
+        except OSError as error:
+            report["landlock"] = f"failed: {error.strerror or error}"
+    if config.get("seccomp"):
+        try:
+            seccomp.install()
+            report["seccomp"] = "on"
+        except OSError as error:
+            report["seccomp"] = f"failed: {error.strerror or error}"
+    return report
+
+
+def measure(checks: dict[str, Any]) -> dict[str, Any]:
+    """The probe's attempts, each from inside the layers: what got through."""
+    found: dict[str, Any] = {"uid": os.getuid(), "pid": os.getpid(), "python": sys.version}
+    found["read"] = [path for path in checks["hidden"] if _readable(path)]
+    found["unreadable_libraries"] = [path for path in checks.get("libraries", []) if not _readable(path)]
+    found["tcp"] = _try(lambda: socket.create_connection(("127.0.0.1", checks["tcp"]), timeout=2).close())
+    found["udp"] = _try(lambda: _send_udp(checks["udp"]))
+    found["unix"] = _try(lambda: _connect_unix(checks["unix"]))
+    found["wrote"] = _try(lambda: _write(checks["write"]))
+    parent = os.getppid()  # the supervisor, or 0 outside a PID namespace of its own
+    found["signal"] = parent > 1 and _try(lambda: os.kill(parent, 0))  # signal 0: the permission check alone
+    return found
+
+
+def _try(attempt: Any) -> bool:
+    try:
+        attempt()
+    except OSError:
+        return False
+    return True
+
+
+def _readable(path: str) -> bool:
+    try:
+        with open(path, "rb") as handle:
+            handle.read(1)
+    except OSError:
+        return False
+    return True
+
+
+def _send_udp(port: int) -> None:
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as sender:
+        sender.sendto(b"probe", ("127.0.0.1", port))
+
+
+def _connect_unix(path: str) -> None:
+    with socket.socket(socket.AF_UNIX) as client:
+        client.settimeout(2)
+        client.connect(path)
+
+
+def _write(path: str) -> None:
+    with open(path, "w") as handle:
+        handle.write("written by the isolation probe")

@@ -1,0 +1,87 @@
+"""The layers chosen for a worker (a `Plan`), and the command line that stacks them.
+
+    supervisor  ->  [uid]  ->  [namespaces + chroot]  ->  python -I -S (Landlock, seccomp, limits)
+
+The supervisor runs as the grader; the uid and namespace layers wrap the worker's
+command; Landlock and seccomp are applied by the worker to itself (`confine`).
+"""
+
+import functools
+import os
+import shutil
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from autograder.sandbox import landlock, namespaces, paths, uid
+
+SUPERVISOR = Path(__file__).resolve().parent / "supervisor.py"
+IN_WORKER = ("confine.py", "landlock.py", "seccomp.py")  # copied into each sandbox as the package autograde_sandbox
+IN_WORKER_PACKAGE = "autograde_sandbox"
+# a root grader without a uid for the worker still takes every capability away from it
+NO_CAPABILITIES = ["--no-new-privs", "--inh-caps=-all", "--bounding-set=-all", "--"]
+
+
+@dataclass(frozen=True)
+class Plan:
+    """The layers to put around a worker."""
+
+    namespaces: str = ""  # namespaces.ROOT, namespaces.USER, or "" for none
+    uid: bool = False  # a uid of its own (the grader is root)
+    landlock: int = 0  # the Landlock ABI to apply, 0 for none
+    seccomp: bool = False
+
+
+def command(plan: Plan, sandbox: Path, worker_uid: int | None, worker: list[str], passed: tuple[int, ...]) -> list[str]:
+    """The whole chain, from the supervisor down to `worker`."""
+    supervisor = [sys.executable, "-I", "-S", str(SUPERVISOR), str(os.getpid()), ",".join(map(str, passed)), "--"]
+    become = uid.command(worker_uid) if worker_uid is not None else []
+    if plan.namespaces == namespaces.ROOT:
+        chain = namespaces.command(namespaces.ROOT, sandbox, worker_uid, worker)
+    elif plan.namespaces == namespaces.USER:
+        chain = [*become, *namespaces.command(namespaces.USER, sandbox, None, worker)]
+    elif become:
+        chain = [*become, *worker]
+    elif os.geteuid() == 0 and shutil.which("setpriv"):
+        chain = [shutil.which("setpriv") or "setpriv", *NO_CAPABILITIES, *worker]
+    else:
+        chain = worker
+    return [*supervisor, *chain]
+
+
+def in_worker(plan: Plan, sandbox: Path) -> dict[str, Any]:
+    """What `confine` applies inside the worker: Landlock's grants, and whether to filter system calls."""
+    rules = None
+    if plan.landlock:
+        granted, listed = readable()
+        read_only = [sandbox / "submission", sandbox / "runtime"]
+        devices = {path: landlock.READ_FILE for path in paths.DEVICES}
+        devices["/dev/null"] |= landlock.WRITE_FILE
+        rules = {
+            "read": [str(path) for path in [*granted, *read_only]] + list(paths.SYSTEM_FACTS),
+            "listed": [str(path) for path in listed],
+            "read_write": [str(sandbox / "scratch")],
+            "devices": devices,
+        }
+    return {"landlock": rules, "seccomp": plan.seccomp}
+
+
+@functools.cache
+def readable() -> tuple[list[Path], list[Path]]:
+    """The OS and interpreter paths the worker may read and list (the same for every worker)."""
+    return paths.readable(paths.hidden_paths())
+
+
+def prepare(plan: Plan, sandbox: Path, worker_uid: int | None) -> Path:
+    """Copy the in-worker layers into the sandbox, make the namespaces' mount point, hand the sandbox over."""
+    package = sandbox / "runtime" / IN_WORKER_PACKAGE
+    package.mkdir(parents=True, exist_ok=True)
+    (package / "__init__.py").write_text('"""The worker\'s own layers, copied from autograder/sandbox."""\n')
+    for name in IN_WORKER:
+        shutil.copyfile(Path(__file__).resolve().parent / name, package / name)
+    if plan.namespaces:
+        namespaces.prepare(sandbox)
+    if worker_uid is not None:
+        uid.hand_over(sandbox, worker_uid)
+    return package.parent

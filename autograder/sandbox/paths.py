@@ -1,0 +1,111 @@
+"""What the worker may see: the OS and the interpreter, never the instructor's files.
+
+One source for every layer that draws the line: the namespaces bind these paths into
+the worker's root, Landlock grants them, the probe checks the hidden ones stay shut.
+"""
+
+import os
+import sys
+import sysconfig
+from pathlib import Path
+
+import autograder
+import solutions
+
+SYSTEM = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/etc")  # what a Python process needs of the OS
+SYSTEM_FACTS = ("/proc/cpuinfo", "/proc/meminfo", "/proc/stat", "/sys/devices/system/cpu")  # read by torch and numpy
+DEVICES = ("/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom")
+INSTRUCTOR_PACKAGES = ("autograder", "solutions")  # never readable, wherever a copy is installed
+PRIVATE_VARIABLE = "AUTOGRADE_PRIVATE_PATHS"  # more paths the grader marks private (os.pathsep-separated)
+
+
+def site_directories() -> list[str]:
+    """Where torch, numpy and scikit-learn live, without processing any .pth file."""
+    paths = sysconfig.get_paths()
+    found = dict.fromkeys(p for p in (paths["purelib"], paths["platlib"]) if p)
+    return [path for path in found if Path(path).is_dir()]
+
+
+def libraries() -> list[str]:
+    """The files the worker imports first of what it needs beyond the standard library (found, not imported)."""
+    import importlib.util
+
+    found = (importlib.util.find_spec(name) for name in ("numpy", "torch"))
+    return [spec.origin for spec in found if spec is not None and spec.origin]
+
+
+def interpreter_paths() -> list[Path]:
+    """What the worker must still reach: the interpreter and its libraries (a venv and its base)."""
+    paths = {Path(sys.base_prefix), Path(sys.prefix), Path(sys.executable).resolve().parent}
+    paths |= {Path(path) for path in sysconfig.get_paths().values()}
+    return sorted(path.resolve() for path in paths if path.exists())
+
+
+def repository() -> Path | None:
+    """This checkout, when the grader runs from one (a repository beside its packages)."""
+    root = Path(autograder.__file__).resolve().parent.parent
+    return root if (root / "solutions").is_dir() and (root / "pyproject.toml").exists() else None
+
+
+def hidden_paths() -> list[Path]:
+    """The instructor's files: the repository, the packages wherever installed, what the grader marks private."""
+    found = [Path(autograder.__file__).resolve().parent, Path(solutions.__file__).resolve().parent]
+    found += [Path(site, name) for site in site_directories() for name in INSTRUCTOR_PACKAGES]
+    found += [Path(path) for path in os.environ.get(PRIVATE_VARIABLE, "").split(os.pathsep) if path]
+    found = [path.resolve() for path in found if path.exists()]
+    root = repository()
+    if root is not None:
+        found = [root] + [path for path in found if not path.is_relative_to(root)]
+    return list(dict.fromkeys(found))
+
+
+def outermost(paths: list[Path]) -> list[Path]:
+    """The paths not inside another one of them."""
+    ordered = sorted(set(paths))
+    return [path for path in ordered if not any(path != other and path.is_relative_to(other) for other in ordered)]
+
+
+def around(root: Path, hidden: list[Path]) -> tuple[list[Path], list[Path]]:
+    """`root` minus the hidden paths under it: (hierarchies to grant whole, folders to list only).
+
+    A grant covers a whole hierarchy, so a folder holding a hidden path is granted entry by
+    entry instead, and only listed itself (the names in it show, not the files).
+    """
+    if any(root == path for path in hidden):
+        return [], []
+    inside = [path for path in hidden if path.is_relative_to(root)]
+    if not inside or not root.is_dir() or root.is_symlink():
+        return [root], []
+    granted, listed = [], [root]
+    for entry in sorted(root.iterdir()):
+        more, more_listed = around(entry, inside)
+        granted += more
+        listed += more_listed
+    return granted, listed
+
+
+def readable(hidden: list[Path]) -> tuple[list[Path], list[Path]]:
+    """What the worker may read (whole hierarchies) and list (names only): the OS and the interpreter."""
+    roots = outermost([Path(path) for path in SYSTEM if os.path.lexists(path)] + interpreter_paths())
+    granted, listed = [], []
+    for root in roots:
+        more, more_listed = around(root, hidden)
+        granted += more
+        listed += more_listed
+    return granted, listed
+
+
+def evidence(hidden: list[Path]) -> list[str]:
+    """One file inside each hidden path: what the probe tries to read."""
+    files = []
+    for path in hidden:
+        if path.is_file():
+            files.append(str(path))
+            continue
+        for root, folders, names in os.walk(path):
+            folders[:] = sorted(name for name in folders if not name.startswith("."))
+            found = [name for name in sorted(names) if name.endswith((".py", ".toml"))]
+            if found:
+                files.append(os.path.join(root, found[0]))
+                break
+    return files

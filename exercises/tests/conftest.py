@@ -1,0 +1,195 @@
+"""What the public tests share: fixed seeds, and naming a known mistake when a test fails.
+
+Every test starts from torch.manual_seed(0), so a failure repeats exactly.
+
+`mistakes.json` (written when the course releases this repository) holds, for some tests,
+what the function under test returns on that test's inputs when it has one of the course's
+common mistakes: numbers only, computed from the test's own inputs. While such a test runs,
+the calls to that function (`recurrence.rnn_forward(...)`, `model(...)` for the classifier)
+are watched. When the test fails and every call returned what one mistake returns, the failure
+starts with that mistake's id and the lesson to reread, as the grader's feedback does:
+
+    [G1] Your final states equal output[:, -1]: ... Gather at lengths - 1.
+      Reread: Day 4, "Packing is not an optimisation".
+
+Nothing here changes whether a test passes.
+"""
+
+import contextlib
+import functools
+import importlib
+import inspect
+import json
+import math
+import operator
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+import torch
+from torch import nn
+
+MISTAKES = Path(__file__).resolve().parent / "mistakes.json"
+ATOL, RTOL = 1e-5, 1e-4  # as the tests' assert_close
+DIGITS = 8  # significant digits kept of a number
+
+
+@functools.cache
+def known() -> dict[str, Any]:
+    """The released values: {"mistakes": {key: feedback}, "tests": {test id: {...}}}, or nothing."""
+    if not MISTAKES.exists():
+        return {"mistakes": {}, "tests": {}}
+    return json.loads(MISTAKES.read_text(encoding="utf-8"))
+
+
+def test_id(item: pytest.Item) -> str:
+    """'test_padding::test_gather_final_matches_the_row_by_row_definition' (with [params] when parametrized)."""
+    return f"{item.path.stem}::{item.name}"
+
+
+def seed() -> None:
+    torch.manual_seed(0)
+
+
+@pytest.fixture(autouse=True)
+def fixed_seed() -> None:
+    seed()
+
+
+# -- what a call gave: plain numbers, compared with a tolerance --------------------------------
+def number(value: float) -> float | str:
+    if math.isnan(value) or math.isinf(value):
+        return str(value)
+    return float(f"{value:.{DIGITS}g}")
+
+
+def plain(value: Any) -> Any:
+    """A JSON-ready copy of a returned value: tensors, arrays, numbers, sequences; a module by its fingerprint."""
+    if isinstance(value, nn.Module):
+        return summary(value)
+    if isinstance(value, (torch.Tensor, np.ndarray)):
+        array = torch.as_tensor(value).detach().double().cpu()
+        return {"shape": list(array.shape), "values": [number(v) for v in array.flatten().tolist()]}
+    if value is None or isinstance(value, str):
+        return value
+    if isinstance(value, (bool, int)):
+        return int(value)
+    if isinstance(value, float):
+        return number(value)
+    if isinstance(value, (list, tuple)):
+        return [plain(item) for item in value]
+    return type(value).__name__
+
+
+def summary(value: Any) -> Any:
+    """A short fingerprint of an argument, to tell whether two calls got the same inputs."""
+    if isinstance(value, nn.Module):
+        return [summary(tensor) for tensor in value.state_dict().values()]
+    if isinstance(value, (torch.Tensor, np.ndarray)):
+        array = torch.as_tensor(value).detach().double().cpu()
+        return [list(array.shape), number(float(array.sum())), number(float(array.abs().sum()))]
+    if isinstance(value, torch.Generator):
+        return summary(value.get_state())
+    if isinstance(value, (list, tuple)):
+        return [summary(item) for item in value]
+    return plain(value)
+
+
+def same(a: Any, b: Any) -> bool:
+    """Equal structure, and numbers equal within the tests' tolerance."""
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(same(a[key], b[key]) for key in a)
+    if isinstance(a, list) and isinstance(b, list):
+        return len(a) == len(b) and all(same(x, y) for x, y in zip(a, b, strict=True))
+    if isinstance(a, (int, float)) and isinstance(b, (int, float)):
+        return math.isclose(a, b, rel_tol=RTOL, abs_tol=ATOL)
+    return a == b
+
+
+# -- watching the function under test ---------------------------------------------------------
+def owner_of(target: str) -> tuple[Any, str]:
+    """'classifier.SequenceClassifier.forward' -> (the class, 'forward')."""
+    module, *path = target.split(".")
+    found = importlib.import_module(f"exercises.{module}")
+    for name in path[:-1]:
+        found = getattr(found, name)
+    return found, path[-1]
+
+
+def _modules(function: Callable[..., Any], args: tuple, kwargs: dict) -> list[nn.Module]:
+    """The modules a call is given (set_forget_bias and train_step change theirs in place)."""
+    bound = inspect.signature(function).bind_partial(*args, **kwargs)
+    return [value for value in bound.arguments.values() if isinstance(value, nn.Module)]
+
+
+def _changes(modules: list[nn.Module], before: list[list[nn.Parameter]]) -> list[Any]:
+    """Each module after the call, and whether it still holds the very Parameter objects it held before."""
+    return [
+        [summary(module), len(before[i]) == len(after) and all(map(operator.is_, before[i], after))]
+        for i, (module, after) in enumerate((module, list(module.parameters())) for module in modules)
+    ]
+
+
+@contextlib.contextmanager
+def watching(target: str, in_place: bool, replacement: Callable[..., Any] | None = None) -> Iterator[list[dict]]:
+    """Record every call of `target` made inside the block: its inputs, and what it returned or raised.
+
+    With `replacement`, the calls go to it instead (how the course computes a mistake's values).
+    """
+    owner, name = owner_of(target)
+    original = getattr(owner, name)
+    calls: list[dict] = []
+
+    def watched(*args: Any, **kwargs: Any) -> Any:
+        call = {"inputs": summary([args, sorted(kwargs.items())])}
+        calls.append(call)
+        modules = _modules(original, args, kwargs) if in_place else []
+        before = [list(module.parameters()) for module in modules]
+        try:
+            result = (replacement or original)(*args, **kwargs)
+        except Exception as error:
+            call["raised"] = f"{type(error).__name__}: {str(error).splitlines()[0] if str(error) else ''}"
+            raise
+        call["returned"] = plain(result)
+        if in_place:
+            call["changed"] = _changes(modules, before)
+        return result
+
+    setattr(owner, name, watched)
+    try:
+        yield calls
+    finally:
+        setattr(owner, name, original)
+
+
+def diagnosis(calls: list[dict], recorded: dict[str, list[dict]]) -> str | None:
+    """The first mistake whose recorded calls the watched calls repeat one for one."""
+    for key, expected in recorded.items():
+        if len(calls) == len(expected) and all(map(_repeats, calls, expected)):
+            return known()["mistakes"][key]
+    return None
+
+
+def _repeats(call: dict, recorded: dict) -> bool:
+    return same(call["inputs"], recorded["inputs"]) and all(
+        same(call.get(part), recorded.get(part)) for part in ("returned", "raised", "changed")
+    )
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_call(item: pytest.Item) -> Iterator[None]:
+    """On a failure whose calls repeat a known mistake's, lead the message with the mistake."""
+    entry = known()["tests"].get(test_id(item))
+    if entry is None:
+        return (yield)
+    with watching(entry["function"], entry["in_place"]) as calls:
+        try:
+            return (yield)
+        except Exception as failure:
+            named = diagnosis(calls, entry["mistakes"])
+            if named is not None:
+                message = str(failure.args[0]) if failure.args else ""
+                failure.args = (f"{named}\n{message}".rstrip(), *failure.args[1:])
+            raise

@@ -1,0 +1,72 @@
+"""The attacks again, in every situation a grading runs in that this machine can produce from root.
+
+tests/helpers/tiers.py makes each tier: Docker's defaults (Gradescope), an unprivileged user with
+user namespaces, one with Landlock only (an Ubuntu 24.04 runner), one with neither. In each, a
+grading with --require-isolation gives every attack exactly what it honestly earns and keeps it
+inside, or refuses before any student code runs; and results.json names the layers that held.
+
+The attacks whose defence is the same in every tier (configuration files, return values, output)
+run only in test_attacks.py. Those that meet the OS (imports and the network, reading the
+instructor's files, processes, kills) run in every tier; hangs and exits, whose processes are
+stopped otherwise without a PID namespace, where the supervisor alone stops them (Landlock only).
+"""
+
+from collections.abc import Iterator
+
+import attack_suite as suite
+import pytest
+import tiers
+
+MEETS_THE_OS = ("imports", "values_and_cheats", "processes", "kills")
+TIER_GROUPS = {
+    "docker": MEETS_THE_OS,
+    "user namespace": MEETS_THE_OS,
+    "landlock": (*MEETS_THE_OS, "hangs", "exits"),
+    "fallback": ("imports",),  # refused: one grading shows it
+}
+
+
+@pytest.fixture(autouse=True)
+def producible() -> None:
+    tiers.require()
+
+
+@pytest.fixture(scope="module")
+def gradings(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[suite.Gradings]:
+    """Each (tier, group) grading, done once per module; every one the selected tests need starts at once."""
+    started = suite.Gradings(tmp_path_factory.mktemp)
+    for tier, group in suite.selected(request.session) if not tiers.possible() else []:
+        started.start(group, tier)
+    yield started
+    started.close()
+
+
+def cases() -> list:
+    return [
+        suite.case(attack, tiers.TIERS[name])
+        for name, groups in TIER_GROUPS.items()
+        for attack in suite.ATTACKS
+        if attack.group in groups
+    ]
+
+
+@pytest.mark.parametrize(("tier", "attack"), cases())
+def test_it_holds_every_attack_in_each_tier_or_refuses_to_grade(tier, attack, gradings):
+    found = suite.problems(attack, gradings(attack.group, tier), tiers.expected(tier))
+    assert found == [], f"attack {attack.name} ({attack.group} group) in the {tier.name} tier:\n" + "\n".join(found)
+
+
+@pytest.mark.parametrize("name", list(TIER_GROUPS))
+def test_it_records_the_layers_each_tier_gives_and_those_that_failed(name, gradings):
+    tier = tiers.TIERS[name]
+    isolation = gradings("imports", tier).isolation
+    in_force = {
+        layer.split()[0] if layer.startswith("uid ") else layer
+        for found in isolation["mechanisms"].values()
+        for layer in found
+    }
+    expectation = tiers.expected(tier)
+    assert in_force == set(expectation.layers), isolation
+    failed = [failure.split(": ", 1) for failure in isolation["failures"]]  # "layer: step: what went wrong"
+    assert [layer for layer, _ in failed] == list(expectation.failing), isolation
+    assert all(":" in step for _, step in failed), isolation

@@ -1,0 +1,670 @@
+"""The attack suite's machinery: the attacks, their submissions, their gradings and what is checked.
+
+tests/attacks/test_attacks.py grades every attack as this process runs (its own tier); test_tiers.py
+grades those whose defence differs by tier in each tier this machine can produce (tests/helpers/tiers.py).
+
+`submissions/<attack>/` holds only the files an attack changes: exercise modules (only the one or
+two functions turned into the attack, appended to the base module so that they replace its own) or
+files the grader must never read (conftest.py, pytest.ini, sitecustomize.py, torch.py...). They are
+laid over the reference solutions or, for the attacks that try to force passes, over the stubs,
+whose honest score is 0.
+
+Placeholders in those files say where an attack would like to write, and what it may name:
+@@NAME@@ the attack, @@MARK@@ /tmp/autograde-attack-<name>-<token>, @@PARENT@@ the folder holding
+the submission, @@SUBMISSION@@ and @@OUT@@ the submission and its results folder, @@REPO@@ this
+repository, @@TOKEN@@ digits in the command line of every process it starts, @@PORT@@ the loopback
+port of a server the test runs, which hands the reference's set_forget_bias to whoever connects.
+Every attack is bounded on its own (in time, memory and processes), connects
+to the loopback only and aims only at those places, so it is safe on a shared machine even where the
+grader fails to stop it.
+
+Attacks on different modules and functions share one grading (a group) to keep the suite fast;
+every attack still has its own test, its own items and its own traces.
+"""
+
+import contextlib
+import hashlib
+import inspect
+import json
+import multiprocessing
+import os
+import re
+import secrets
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor, wait
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import pytest
+from support import EXERCISES, ROOT, SOLUTIONS, appended_to, build_submission, grade
+from tiers import Expected, Tier, command, environment, here, work_folder
+
+from autograder import reports, rubric, sandbox
+from autograder.grading import IsolationRequired, failed_grading, run_environment
+from autograder.sandbox import Limits
+from solutions.initialisation import set_forget_bias as set_forget_bias_reference
+
+SUBMISSIONS = ROOT / "tests" / "attacks" / "submissions"
+SCHEMA = json.loads((ROOT / "tests" / "autograder" / "gradescope_results.schema.json").read_text())
+RUBRIC = rubric.load()
+FULL, ZERO = "full", "zero"
+MAX_RESULTS_BYTES = 1 << 20
+CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")  # tab and newline are the only control characters allowed
+
+
+@dataclass(frozen=True)
+class Group:
+    """Attacks graded together: one submission, one grading."""
+
+    name: str
+    base: Path = SOLUTIONS  # what the attacks' files are laid over
+    limits: dict[str, float] = field(default_factory=dict)  # rubric limits changed to keep the grading short
+    cli: bool = False  # graded by `autograde grade` in a subprocess, whose printing is checked too
+    settle: float = 0.0  # seconds to give background processes before looking for their traces
+
+    def promised_seconds(self) -> float:
+        """What the grader promises a grading takes at most: its grading cap, and one worker's start-up."""
+        return float({**RUBRIC.limits, **self.limits}["grading_timeout"]) + Limits().start_timeout
+
+
+@dataclass(frozen=True)
+class Attack:
+    """One attack: its folder, its grading, and what each graded function honestly earns."""
+
+    name: str  # its folder in submissions/
+    group: str
+    files: tuple[str, ...]  # what the folder holds: the submission's files it replaces or adds
+    expected: dict[str, str]  # function -> FULL or ZERO for every one of its items; untouched functions: FULL
+    feedback: str = ""  # a pattern the output of each of its failed items matches
+    xfail: str = ""  # "grader: what is missing", while the grader does not defend the attack
+
+
+GROUPS = {
+    group.name: group
+    for group in [
+        Group("configuration", base=EXERCISES),
+        Group("monkeypatching"),
+        Group("imports"),
+        Group("exits", limits={"memory_mb": 2048}),  # the memory bomb meets the ceiling sooner
+        Group("hangs", limits={"call_timeout": 3.0}),  # two timeouts, each followed by a fresh worker
+        Group("processes", settle=2.0),
+        Group("values"),
+        Group("values_and_state"),
+        Group("values_and_cheats"),
+        Group("output", cli=True),
+        Group("kills", cli=True),
+    ]
+}
+
+NOT_DONE = r"is not done yet"
+TIMEOUT = r"did not finish \(timeout\)"
+ATTACKS = [
+    # the grader's own configuration: none of these files is read, so the stubs still earn 0
+    Attack(
+        "conftest_forces_pass",
+        "configuration",
+        ("conftest.py", "exercises/conftest.py", "exercises/tests/conftest.py"),
+        {"gather_final": ZERO},
+        NOT_DONE,
+    ),
+    Attack(
+        "ini_addopts",
+        "configuration",
+        ("exercises/forcepass.py", "pyproject.toml", "pytest.ini", "setup.cfg", "tox.ini"),
+        {"masked_mean": ZERO},
+        NOT_DONE,
+    ),
+    Attack(
+        "sitecustomize_and_pth",
+        "configuration",
+        ("attack.pth", "exercises/attack.pth", "exercises/sitecustomize.py", "sitecustomize.py", "usercustomize.py"),
+        {"lstm_step": ZERO},
+        NOT_DONE,
+    ),
+    Attack(
+        "torch_shadow",
+        "configuration",
+        ("exercises/numpy.py", "exercises/torch.py", "torch.py"),
+        {"set_forget_bias": ZERO},
+        NOT_DONE,
+    ),
+    # changing the worker's libraries changes nothing in the grader's comparisons
+    Attack(
+        "monkeypatch_at_import",
+        "monkeypatching",
+        ("exercises/baseline.py", "exercises/padding.py"),
+        {"bag_of_counts": ZERO, "gather_final": ZERO, "masked_mean": ZERO},
+    ),
+    # a module that does not import costs only its own items
+    Attack(
+        "sys_exit_at_import",
+        "imports",
+        ("exercises/baseline.py",),
+        {"bag_of_counts": ZERO, "masked_mean": FULL},
+        r"exercises/baseline\.py could not be imported: SystemExit",
+    ),
+    Attack(
+        "syntax_error",
+        "imports",
+        ("exercises/recurrence.py",),
+        {"lstm_step": ZERO},
+        r"exercises/recurrence\.py could not be imported: SyntaxError",
+    ),
+    Attack("network_at_import", "imports", ("exercises/initialisation.py",), {"set_forget_bias": ZERO}, NOT_DONE),
+    # leaving, raising what is not an Exception, unreadable or huge exceptions, running out of memory
+    Attack(
+        "os_exit",
+        "exits",
+        ("exercises/padding.py",),
+        {"gather_final": ZERO, "masked_mean": FULL},
+        r"did not finish \(exit\)",
+    ),
+    Attack(
+        "raise_base_exceptions",
+        "exits",
+        ("exercises/recurrence.py",),
+        {"lstm_step": ZERO, "rnn_forward": ZERO},
+        r"raised (KeyboardInterrupt|SystemExit)",
+    ),
+    Attack("exception_str_raises", "exits", ("exercises/baseline.py",), {"bag_of_counts": ZERO}, r"raised Unprintable"),
+    Attack(
+        "huge_exception_message",
+        "exits",
+        ("exercises/language_model.py",),
+        {"sample": ZERO},
+        r"raised ValueError: sample gave up",
+    ),
+    Attack("memory_bomb", "exits", ("exercises/initialisation.py",), {"set_forget_bias": ZERO}, r"ran out of memory"),
+    # hanging: each call is stopped after call_timeout, and the next item gets a fresh worker
+    Attack("infinite_loop", "hangs", ("exercises/padding.py",), {"gather_final": ZERO, "masked_mean": FULL}, TIMEOUT),
+    Attack("ignore_sigterm", "hangs", ("exercises/baseline.py",), {"bag_of_counts": ZERO}, TIMEOUT),
+    Attack("input_call", "hangs", ("exercises/initialisation.py",), {"set_forget_bias": ZERO}, r"EOFError"),
+    # processes and files that would outlive the call
+    Attack("fork_bomb", "processes", ("exercises/baseline.py",), {"bag_of_counts": ZERO, "lstm_step": FULL}),
+    Attack("background_process", "processes", ("exercises/padding.py",), {"gather_final": ZERO, "masked_mean": FULL}),
+    Attack("fake_results_json", "processes", ("exercises/initialisation.py",), {"set_forget_bias": ZERO}),
+    # return values that are not what they seem
+    Attack("return_tensor_subclass", "values", ("exercises/padding.py",), {"gather_final": ZERO}, r"Agreeable"),
+    Attack("return_always_equal", "values", ("exercises/recurrence.py",), {"lstm_step": ZERO}),
+    Attack(
+        "return_nan_inf",
+        "values",
+        ("exercises/baseline.py",),
+        {"bag_of_counts": ZERO, "fit_baseline": ZERO},
+    ),
+    Attack("return_numpy", "values", ("exercises/language_model.py",), {"next_token_loss": ZERO}),
+    Attack("return_broadcastable", "values_and_state", ("exercises/padding.py",), {"gather_final": ZERO}),
+    Attack("return_input", "values_and_state", ("exercises/recurrence.py",), {"lstm_step": ZERO}),
+    Attack(
+        "global_torch_state",
+        "values_and_state",
+        ("exercises/baseline.py",),
+        {"bag_of_counts": FULL, "masked_mean": FULL, "rnn_forward": FULL, "sample": FULL, "set_forget_bias": FULL},
+    ),
+    Attack("return_wrong_dtype", "values_and_cheats", ("exercises/padding.py",), {"gather_final": ZERO}, r"float64"),
+    Attack("mutate_input", "values_and_cheats", ("exercises/recurrence.py",), {"lstm_step": ZERO}),
+    Attack("return_list", "values_and_cheats", ("exercises/baseline.py",), {"bag_of_counts": ZERO}, r"returned a list"),
+    Attack("import_solutions", "values_and_cheats", ("exercises/initialisation.py",), {"set_forget_bias": ZERO}),
+    Attack("search_expected", "values_and_cheats", ("exercises/language_model.py",), {"sample": ZERO}),
+    # output: bounded, and never read as escapes or workflow commands (graded by the command line)
+    Attack("print_flood", "output", ("exercises/padding.py",), {"gather_final": ZERO, "masked_mean": FULL}),
+    Attack("print_escapes", "output", ("exercises/recurrence.py",), {"lstm_step": ZERO}),
+    Attack("print_fake_score", "output", ("exercises/initialisation.py",), {"set_forget_bias": ZERO}),
+    Attack("grader_stdout", "output", ("exercises/language_model.py",), {"sample": ZERO}),
+    Attack("exception_escapes", "output", ("exercises/baseline.py",), {"bag_of_counts": ZERO}, r"raised ValueError"),
+    # killing the grader, or the worker's whole process group (graded by the command line, in its own session)
+    Attack("kill_parent", "kills", ("exercises/padding.py",), {"gather_final": ZERO, "masked_mean": FULL}),
+    Attack("killpg", "kills", ("exercises/recurrence.py",), {"lstm_step": ZERO}),
+]
+SLOWEST_FIRST = ("exits", "hangs", "output", "kills", "processes", "values")
+
+
+def members(group: Group) -> list[Attack]:
+    return [attack for attack in ATTACKS if attack.group == group.name]
+
+
+def graded_functions(group: Group) -> list[str]:
+    return [function for attack in members(group) for function in attack.expected]
+
+
+def attack_files(attack: Attack) -> list[Path]:
+    """The attack's files, relative to its folder (and so to the submission)."""
+    folder = SUBMISSIONS / attack.name
+    return sorted(path.relative_to(folder) for path in folder.rglob("*") if path.is_file())
+
+
+# -- building a group's submission ------------------------------------------------------------
+@dataclass
+class Built:
+    folder: Path  # holds only submission/ and out/: anything else in it was written by an attack
+    submission: Path
+    out: Path
+    marks: dict[str, Path]  # attack -> the file it tries to leave in /tmp
+    tokens: dict[str, str]  # attack -> the digits in its processes' command lines
+    server: "AnswerServer"
+
+
+class AnswerServer:
+    """A loopback server that hands the reference's set_forget_bias to whoever connects, and counts them."""
+
+    ANSWER = inspect.getsource(set_forget_bias_reference).encode()
+
+    def __init__(self) -> None:
+        self.socket = socket.create_server(("127.0.0.1", 0))
+        self.socket.settimeout(0.2)
+        self.port = self.socket.getsockname()[1]
+        self.heard: list[str] = []  # the first line each client sent
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._serve, daemon=True)
+        self._thread.start()
+
+    def _serve(self) -> None:
+        while not self._stop.is_set():
+            try:
+                connection, _ = self.socket.accept()
+            except TimeoutError:
+                continue
+            with connection:
+                connection.settimeout(2)
+                with contextlib.suppress(OSError):
+                    self.heard.append(connection.recv(200).decode(errors="replace").strip())
+                    connection.sendall(self.ANSWER)
+
+    def close(self) -> None:
+        self._stop.set()
+        self._thread.join()
+        self.socket.close()
+
+
+def build(group: Group, folder: Path) -> Built:
+    submission = build_submission(folder / "submission", group.base)
+    built = Built(folder, submission, folder / "out", {}, {}, AnswerServer())
+    port = str(built.server.port)
+    for attack in members(group):
+        token = str(secrets.randbelow(9 * 10**8) + 10**8)
+        mark = Path(f"/tmp/autograde-attack-{attack.name}-{token}")
+        built.marks[attack.name], built.tokens[attack.name] = mark, token
+        values = {
+            "@@NAME@@": attack.name,
+            "@@MARK@@": str(mark),
+            "@@PARENT@@": str(folder),
+            "@@SUBMISSION@@": str(submission),
+            "@@OUT@@": str(built.out),
+            "@@REPO@@": str(ROOT),
+            "@@TOKEN@@": token,
+            "@@PORT@@": port,
+        }
+        for relative in attack_files(attack):
+            text = (SUBMISSIONS / attack.name / relative).read_text()
+            for placeholder, value in values.items():
+                text = text.replace(placeholder, value)
+            (submission / relative).parent.mkdir(parents=True, exist_ok=True)
+            (submission / relative).write_text(laid_over(group.base, relative, text))
+    return built
+
+
+def laid_over(base: Path, relative: Path, text: str) -> str:
+    """An attack's exercise module holds only what it changes: it follows the base module, replacing its names."""
+    if relative.parent.name != "exercises" or not (base / relative.name).exists():
+        return text
+    return appended_to(relative.stem, text, base)
+
+
+def digest(folder: Path) -> dict[str, str]:
+    return {
+        path.relative_to(folder).as_posix(): hashlib.sha256(path.read_bytes()).hexdigest()
+        for path in sorted(folder.rglob("*"))
+        if path.is_file() and not path.is_symlink()
+    }
+
+
+# -- processes an attack started --------------------------------------------------------------
+def processes_with(token: str) -> list[int]:
+    """Live processes whose command line holds `token` (zombies are dead enough)."""
+    found = []
+    for entry in Path("/proc").iterdir() if Path("/proc").is_dir() else []:
+        if not entry.name.isdigit() or int(entry.name) == os.getpid():
+            continue
+        try:
+            command = (entry / "cmdline").read_bytes()
+            state = (entry / "stat").read_text().rsplit(")", 1)[1].split()[0]
+        except (OSError, IndexError):
+            continue
+        if token.encode() in command and state not in ("Z", "X"):
+            found.append(int(entry.name))
+    return found
+
+
+def survivors(tokens: dict[str, str], wait: float = 3.0) -> dict[str, list[int]]:
+    """The attacks' processes still alive once the grading is over (given `wait` seconds to die)."""
+    deadline = time.monotonic() + wait
+    while True:
+        alive = {name: pids for name, token in tokens.items() if (pids := processes_with(token))}
+        if not alive or time.monotonic() > deadline:
+            return alive
+        time.sleep(0.1)
+
+
+def kill_all(tokens: dict[str, str]) -> None:
+    """SIGKILL whatever the attacks started that is still alive, by process id."""
+    for token in tokens.values():
+        for pid in processes_with(token):
+            with contextlib.suppress(OSError):
+                os.kill(pid, signal.SIGKILL)
+
+
+# -- grading ------------------------------------------------------------------------------------
+PARALLEL_GRADINGS = 2  # as tests/corpus: each grading is a grader and its worker, mostly one of them busy
+HARNESS_SLACK = 120.0  # seconds past the grader's own promise before the test stops waiting (a hang, then)
+HERE = here()
+
+
+@dataclass
+class Graded:
+    """What one group's grading gave and left behind."""
+
+    seconds: float = 0.0
+    error: str = ""  # grading raised, overran or the command failed
+    results: str = ""  # the text of results.json
+    summary: str = ""  # the text of summary.md
+    stdout: str = ""  # what `autograde grade` printed (cli groups), stderr included
+    refused: str = ""  # why the grading refused to run (--require-isolation where isolation is missing)
+    isolation: Any = None  # what results.json says was in force, for the messages
+    traces: dict[str, list[str]] = field(default_factory=dict)  # attack ("" for the group) -> what it left
+
+    def trace(self, name: str, text: str) -> None:
+        self.traces.setdefault(name, []).append(text)
+
+
+def grade_in_pool(group: Group, built: Built, graded: Graded, pool: Any) -> None:
+    """`support.grade` in a process of the pool (never in pytest's own), then results.json written here."""
+    built.out.mkdir()
+    started = time.monotonic()
+    arguments = (built.submission, graded_functions(group))
+    pending = pool.apply_async(grade, arguments, {**group.limits, "require_isolation": True})
+    try:
+        result = pending.get(timeout=group.promised_seconds() + HARNESS_SLACK)
+    except multiprocessing.TimeoutError:
+        graded.seconds = time.monotonic() - started
+        graded.error = f"grading still running after {group.promised_seconds() + HARNESS_SLACK:g} s"
+        return
+    except IsolationRequired as refusal:
+        graded.seconds = time.monotonic() - started
+        graded.refused = str(refusal)
+        environment = run_environment(sandbox.available(), True)
+        result = failed_grading(RUBRIC.select(graded_functions(group)), str(refusal), graded.seconds, environment)
+    except Exception as error:
+        graded.seconds = time.monotonic() - started
+        graded.error = f"grading raised {type(error).__name__}: {error}"
+        return
+    graded.seconds = time.monotonic() - started
+    graded.error = "" if graded.refused else result.error
+    time.sleep(group.settle)
+    for path in sorted(built.out.iterdir()):  # before the grader's own results are written, nothing is there
+        blame(graded, path.read_text(errors="replace") if path.is_file() else "", f"wrote {path} during the grading")
+    reports.write_results_json(result, built.out / "results.json")
+    reports.write_summary_md(result, built.out / "summary.md")
+
+
+def grade_by_command(group: Group, built: Built, graded: Graded, tier: Tier, work: Path) -> None:
+    """`autograde grade --require-isolation` in `tier`, in a session of its own (an attack reaching the
+    grader's group reaches nothing else); `work` is the tier's work folder."""
+    argv = [sys.executable, "-m", "autograder.cli", "grade", str(built.submission), "--out", str(built.out)]
+    argv += ["--only", ",".join(graded_functions(group)), "--require-isolation"]
+    limit = group.promised_seconds() + HARNESS_SLACK
+    started = time.monotonic()
+    process = subprocess.Popen(
+        command(tier, argv, work),
+        cwd=built.folder,
+        env=environment(tier, work),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
+    try:
+        stdout, _ = process.communicate(timeout=limit)
+    except subprocess.TimeoutExpired:
+        os.killpg(process.pid, signal.SIGKILL)
+        stdout, _ = process.communicate()
+        graded.error = f"`autograde grade` still running after {limit:g} s"
+    graded.seconds = time.monotonic() - started
+    graded.stdout = stdout.decode("utf-8", "replace")
+    refusal = [line for line in graded.stdout.splitlines() if line.startswith("autograde: isolation required")]
+    if process.returncode == 2 and refusal:
+        graded.refused = refusal[0].removeprefix("autograde: ")
+    elif process.returncode != 0 and not graded.error:
+        graded.error = f"`autograde grade` exited with status {process.returncode}:\n{graded.stdout[-3000:]}"
+    time.sleep(group.settle)
+
+
+def blame(graded: Graded, content: str, text: str) -> None:
+    """Record a trace against the attacks it names (every trace an attack writes names it), else the group."""
+    named = [attack.name for attack in ATTACKS if f"attack {attack.name}" in content]
+    for name in named or [""]:
+        graded.trace(name, text)
+
+
+def look_for_traces(built: Built, before: dict[str, str], graded: Graded) -> None:
+    """What the attacks left outside the grading directory (the sandbox the grader makes and removes)."""
+    for name, mark in built.marks.items():
+        if mark.exists():
+            graded.trace(name, f"wrote {mark}: {mark.read_text(errors='replace')[:200]!r}")
+    for path in sorted(built.folder.iterdir()):
+        if path.name not in ("submission", "out"):
+            owner = path.name.removeprefix("escaped-")
+            graded.trace(owner if owner in built.marks else "", f"wrote {path} next to the submission")
+    for path in sorted(built.out.iterdir()) if built.out.exists() else []:
+        if path.name not in ("results.json", "summary.md"):
+            blame(graded, path.read_text(errors="replace") if path.is_file() else "", f"wrote {path}")
+    after = digest(built.submission)
+    for relative in sorted(set(before) | set(after)):
+        if before.get(relative) != after.get(relative):
+            path = built.submission / relative
+            content = path.read_text(errors="replace") if path.exists() else ""
+            blame(graded, content, f"changed the submission's {relative} (it is copied, never written)")
+    for name, pids in survivors(built.tokens).items():
+        graded.trace(name, f"{len(pids)} process(es) it started outlived the grading")
+    for line in built.server.heard:
+        blame(graded, line, f"reached the test's loopback server ({line!r})")
+
+
+def run_group(group: Group, folder: Path, pool: Any, tier: Tier | None = None) -> Graded:
+    """Build the group's submission, grade it, and look for what its attacks left behind.
+
+    `tier`: graded by the command line in that tier (tests/helpers/tiers.py), `folder` inside its
+    work folder; None: as this process runs.
+    """
+    built = build(group, folder)
+    before = digest(built.submission)
+    graded = Graded()
+    try:
+        if tier is not None:
+            grade_by_command(group, built, graded, tier, folder.parent)
+        elif group.cli:
+            grade_by_command(group, built, graded, HERE, folder.parent)
+        else:
+            grade_in_pool(group, built, graded, pool)
+        look_for_traces(built, before, graded)
+        results = built.out / "results.json"
+        if results.exists():
+            graded.results = results.read_text(encoding="utf-8")
+            graded.summary = (built.out / "summary.md").read_text(encoding="utf-8")
+            if group.settle:  # a process left behind would rewrite the grader's results now
+                time.sleep(1.0)
+                now = results.read_text(encoding="utf-8")
+                if now != graded.results:
+                    blame(graded, now, f"rewrote {results} after the grading")
+        with contextlib.suppress(ValueError, KeyError, TypeError):
+            graded.isolation = json.loads(graded.results)["extra_data"].get("isolation")
+    finally:
+        built.server.close()
+        kill_all(built.tokens)
+        for mark in built.marks.values():
+            mark.unlink(missing_ok=True)
+    return graded
+
+
+# -- what is checked --------------------------------------------------------------------------
+def reject_constant(name: str) -> None:
+    raise ValueError(f"{name} is not JSON")
+
+
+def unclean(text: str, where: str) -> list[str]:
+    """Escapes, control characters or workflow commands in `text`."""
+    problems = []
+    if "\x1b" in text:
+        problems.append(f"{where} holds an ESC character")
+    control = CONTROL.search(text.replace("\x1b", ""))
+    if control:
+        problems.append(f"{where} holds the control character {control[0]!r}")
+    commands = [line for line in text.splitlines() if line.lstrip().startswith("::")]
+    if commands:
+        problems.append(f"{where} has a line that a CI log reads as a workflow command: {commands[0][:80]!r}")
+    return problems
+
+
+def results_problems(graded: Graded) -> list[str]:
+    """results.json: present, strict JSON, the Gradescope schema, small, every text clean and bounded."""
+    if not graded.results:
+        return ["no results.json was written"]
+    size = len(graded.results.encode("utf-8"))
+    problems = [f"results.json is {size} bytes"] if size >= MAX_RESULTS_BYTES else []
+    try:
+        document = json.loads(graded.results, parse_constant=reject_constant)
+        jsonschema.validate(document, SCHEMA)
+    except (ValueError, jsonschema.ValidationError) as error:
+        return [*problems, f"results.json is not valid: {str(error)[:300]}"]
+    if document["score"] != sum(test["score"] for test in document["tests"]):
+        problems.append(f"the score {document['score']} is not the sum of the tests' scores")
+    problems += unclean(document["output"], "the results' output")
+    for test in document["tests"]:
+        if len(test["output"]) > reports.MAX_TEST_OUTPUT:
+            problems.append(f"{test['name']}: output of {len(test['output'])} characters")
+        problems += unclean(test["output"], f"{test['name']}'s output")
+    problems += unclean(graded.summary, "summary.md")
+    return problems
+
+
+def item_problems(graded: Graded, expected: dict[str, str], feedback: str) -> list[str]:
+    """Each item of each function: the honest score and status, and the feedback pattern for a failure."""
+    try:
+        tests = {test["name"]: test for test in json.loads(graded.results)["tests"]}
+    except ValueError:
+        return []  # results_problems says why
+    problems = []
+    for function, outcome in expected.items():
+        for item in RUBRIC.select([function]).items:
+            test = tests.get(item.name)
+            if test is None:
+                problems.append(f"{item.name}: not in results.json")
+                continue
+            score, status, output = test["score"], test["status"], test["output"]
+            if outcome == FULL and (score != item.points or status != "passed"):
+                problems.append(
+                    f"{item.name}: {score}/{item.points} ({status}); honest work earns full marks:\n{output}"
+                )
+            if outcome == ZERO and (score != 0 or status != "failed"):
+                problems.append(f"{item.name}: {score}/{item.points} ({status}); it honestly earns 0:\n{output}")
+            if outcome == ZERO and feedback and status == "failed" and not re.search(feedback, output):
+                problems.append(f"{item.name}: the output does not match {feedback!r}:\n{output[:600]}")
+    return problems
+
+
+def refusal_problems(graded: Graded) -> list[str]:
+    """A refused grading: exit 2 (or IsolationRequired), the reason in results.json, every item at 0."""
+    if not graded.refused:
+        return [f"it was graded, but this tier must refuse under --require-isolation (isolation: {graded.isolation})"]
+    try:
+        document = json.loads(graded.results)
+    except ValueError:
+        return ["no results.json was written for the refusal"]
+    problems = [] if "isolation required but not available" in document["output"] else ["results.json has no reason"]
+    if document["score"] != 0 or document["extra_data"].get("isolation_required") is not True:
+        problems.append(f"a refusal scored {document['score']} or did not record the requirement")
+    return problems
+
+
+def problems(attack: Attack, graded: Graded, expected: Expected) -> list[str]:
+    """Everything wrong with how the grading treated `attack`, in a tier that gives `expected`."""
+    group = GROUPS[attack.group]
+    found = [f"grading did not complete: {graded.error}"] if graded.error else []
+    if expected.refused:
+        found += refusal_problems(graded)
+    elif graded.refused:
+        found.append(f"the grading refused to run: {graded.refused}")
+    else:
+        found += item_problems(graded, attack.expected, attack.feedback)
+        with contextlib.suppress(ValueError, KeyError):
+            seconds = json.loads(graded.results)["execution_time"]
+            if seconds > group.promised_seconds():
+                found.append(f"grading took {seconds:.1f} s, past the grader's cap of {group.promised_seconds():g} s")
+    found += results_problems(graded)
+    if group.cli:
+        found += unclean(graded.stdout, "what `autograde grade` printed")
+    traces = graded.traces.get(attack.name, []) + graded.traces.get("", [])
+    found += [f"outside the grading directory: {trace} (isolation: {graded.isolation})" for trace in traces]
+    return found
+
+
+class Gradings:
+    """The gradings a test module needs, each done once, two at a time, the slowest first.
+
+    `support.grade` runs in a small pool of processes (pytest's own process never holds a grader an
+    attack could reach), `autograde grade` in a subprocess; a thread per grading then looks for what
+    the attacks left behind as soon as it ends.
+    """
+
+    def __init__(self, folders: Callable[[str], Path]) -> None:
+        self.folders = folders  # a fresh folder for a name
+        self.futures: dict[tuple[str, str], Future[Graded]] = {}
+        context = multiprocessing.get_context("spawn")  # no fork of a process that already runs torch threads
+        self.pool = context.Pool(PARALLEL_GRADINGS)
+        self.threads = ThreadPoolExecutor(PARALLEL_GRADINGS)
+
+    def start(self, group: str, tier: Tier | None = None) -> Future[Graded]:
+        key = (tier.name if tier else "", group)
+        if key not in self.futures:
+            if tier is None:
+                folder = self.folders(group)
+            else:
+                work = work_folder(self.folders(tier.name.replace(" ", "-")), tier)
+                folder = work_folder(work / group, tier)
+            self.futures[key] = self.threads.submit(run_group, GROUPS[group], folder, self.pool, tier)
+        return self.futures[key]
+
+    def __call__(self, group: str, tier: Tier | None = None) -> Graded:
+        return self.start(group, tier).result()
+
+    def close(self) -> None:
+        for pending in self.futures.values():
+            pending.cancel()
+        wait(list(self.futures.values()))
+        self.threads.shutdown()
+        self.pool.terminate()  # a grading still running (one that hung) goes with it
+
+
+def selected(session: Any) -> list[tuple[Tier | None, str]]:
+    """The gradings the session's selected tests need, (tier or None, group), the slowest groups first."""
+    found = []
+    for item in session.items:
+        params = item.callspec.params if hasattr(item, "callspec") else {}
+        if isinstance(params.get("attack"), Attack):
+            found.append((params.get("tier"), params["attack"].group))
+    found = list(dict.fromkeys(found))
+    return sorted(found, key=lambda key: SLOWEST_FIRST.index(key[1]) if key[1] in SLOWEST_FIRST else len(SLOWEST_FIRST))
+
+
+def case(attack: Attack, tier: Tier | None = None) -> Any:
+    """A test parameter for `attack` (in `tier`), expected to fail while the grader does not defend it."""
+    marks = [pytest.mark.xfail(strict=True, reason=attack.xfail)] if attack.xfail else []
+    if tier is None:
+        return pytest.param(attack, id=attack.name, marks=marks)
+    return pytest.param(tier, attack, id=f"{tier.name.replace(' ', '-')}-{attack.name}", marks=marks)
