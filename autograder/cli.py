@@ -88,6 +88,11 @@ def build_parser() -> argparse.ArgumentParser:
     report.add_argument("--only", type=_names, metavar="NAME[,NAME...]", help="the functions that were graded")
     report.set_defaults(run=lambda args: commands.report_command(args.results, args.out, args.roster, args.only))
 
+    merge = subcommands.add_parser("merge", help="merge folders of gradings, keeping each student's newest")
+    merge.add_argument("sources", type=Path, nargs="+", metavar="SOURCE", help="folders of gradings, older first")
+    merge.add_argument("--out", type=Path, required=True, help="a new folder: one subfolder per student")
+    merge.set_defaults(run=lambda args: commands.merge_command(args.sources, args.out))
+
     gradescope = subcommands.add_parser("gradescope", help="write the Gradescope autograder bundle (a zip)")
     gradescope.add_argument("out", type=Path, help="the zip to write, e.g. autograder.zip")
     gradescope.set_defaults(run=lambda args: commands.gradescope_command(args.out))

@@ -6,6 +6,7 @@ import sys
 import tempfile
 import time
 import traceback
+from functools import partial
 from pathlib import Path
 
 from autograder import reports, rubric, sandbox, stubs
@@ -57,6 +58,12 @@ def grade_command(
         print(f"score {result.score:g} is below --fail-under {fail_under:g}", file=sys.stderr)
         return EXIT_BELOW
     return status
+
+
+def grade_one(submission: Path, out: Path, only: list[str] | None, require_isolation: bool = True) -> int:
+    """What `grade-all` runs for each student: `autograde grade SUBMISSION --out OUT [--only ...]`, isolation
+    required unless `require_isolation` is False (grade-all passes it in a functools.partial)."""
+    return grade_command(submission, out, only, None, require_isolation)
 
 
 def print_isolation(isolation: sandbox.Isolation) -> None:
@@ -113,7 +120,8 @@ def grade_all_command(
         print_isolation(isolation)
         if require_isolation and isolation.refusal():
             return refuse_roster(submissions, out, selected, isolation)
-        outcomes = roster.grade_all(submissions, out, jobs, force, ProgressReport(), only, require_isolation)
+        grade = partial(grade_one, require_isolation=require_isolation)
+        outcomes = roster.grade_all(submissions, out, jobs, grade, force, ProgressReport(), only)
     except ValueError as error:
         print(f"autograde: {error}", file=sys.stderr)
         return EXIT_ERROR
@@ -175,7 +183,7 @@ def report_command(
         return EXIT_ERROR if required else EXIT_OK
     try:
         selected = rubric.load().select(only)
-        expected = rosters.read(roster) if roster else None
+        expected = rosters.repositories(roster) if roster else None
     except (ValueError, OSError, rosters.RosterError) as error:
         print(f"autograde: {error}", file=sys.stderr)
         return EXIT_ERROR
@@ -236,7 +244,7 @@ def gradebook_command(results: Path, out: Path, roster: Path | None) -> int:
         print(f"autograde: {results} is not a folder of gradings", file=sys.stderr)
         return EXIT_ERROR
     try:
-        expected = rosters.read(roster) if roster else None
+        expected = rosters.repositories(roster) if roster else None
     except (OSError, rosters.RosterError) as error:
         print(f"autograde: {error}", file=sys.stderr)
         return EXIT_ERROR
@@ -245,6 +253,20 @@ def gradebook_command(results: Path, out: Path, roster: Path | None) -> int:
     print(f"wrote {out / 'gradebook.csv'} and {out / 'overview.md'}: {len(entries)} students")
     for entry in failed:
         print(f"  no grade for {entry.student}: {entry.error}", file=sys.stderr)
+    return EXIT_OK
+
+
+def merge_command(sources: list[Path], out: Path) -> int:
+    """Copy each student's newest grading among the sources into out."""
+    from autograder import merge
+
+    try:
+        picks = merge.merge(sources, out)
+    except merge.MergeError as error:
+        print(f"autograde: {error}", file=sys.stderr)
+        return EXIT_ERROR
+    replaced = sum(pick.others for pick in picks)
+    print(f"wrote {out}: {len(picks)} students, the newest grading of each ({replaced} older ones left out)")
     return EXIT_OK
 
 

@@ -2,17 +2,20 @@
 
 Every subdirectory of RESULTS_DIR is one student: `results.json` (written by `autograde grade`),
 optionally `student` (the name to show; default: the folder's name), `commit` (else the
-results' extra_data.commit) and `error` (why there is nothing to grade). A student whose
-results are missing, unreadable, partial or from a grading that crashed is listed with the
-reason and no total: never dropped, never a silent zero.
+results' extra_data.commit), `commit-time`, `deadline` (the one applied to this student),
+`graded-at` and `error` (why there is nothing to grade); the roster workflow writes them.
+A student whose results are missing, unreadable, partial or from a grading that crashed is
+listed with the reason and no total: never dropped, never a silent zero.
 """
 
 import csv
 import json
 import statistics
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from autograder import TITLE
 from autograder.rubric import Rubric
 
 
@@ -20,6 +23,9 @@ from autograder.rubric import Rubric
 class Entry:
     student: str
     commit: str = ""
+    commit_time: str = ""
+    deadline: str = ""  # the deadline applied to this student (theirs on the roster, else the run's)
+    graded_at: str = ""
     total: float | None = None  # None when there is no valid grade
     max_score: float = 0.0
     scores: dict[str, float] = field(default_factory=dict)  # item name -> score
@@ -48,7 +54,8 @@ def _grading_problem(document: object, rubric: Rubric) -> str:
 
 def read_entry(folder: Path, rubric: Rubric) -> Entry:
     """One student's row, from their folder."""
-    entry = Entry(_text(folder, "student") or folder.name, _text(folder, "commit"), max_score=rubric.total)
+    record = (_text(folder, name) for name in ("commit", "commit-time", "deadline", "graded-at"))
+    entry = Entry(_text(folder, "student") or folder.name, *record, max_score=rubric.total)
     if _text(folder, "error"):
         entry.error = _text(folder, "error").splitlines()[0]
         return entry
@@ -101,28 +108,43 @@ def _safe(text: str) -> str:
 def write_csv(entries: list[Entry], rubric: Rubric, path: Path) -> None:
     with path.open("w", newline="", encoding="utf-8") as handle:
         writer = csv.writer(handle)
-        writer.writerow(["student", "commit", "total", "max", *(item.name for item in rubric.items), "error"])
+        record = ["student", "deadline", "commit", "commit time", "graded at"]
+        writer.writerow([*record, "total", "max", *(item.name for item in rubric.items), "error"])
         for entry in entries:
             scores = [_number(entry.scores.get(item.name)) if entry.total is not None else "" for item in rubric.items]
-            first = [_safe(entry.student), _safe(entry.commit), _number(entry.total), _number(entry.max_score)]
-            writer.writerow([*first, *scores, _safe(entry.error)])
+            first = [entry.student, entry.deadline, entry.commit, entry.commit_time, entry.graded_at]
+            marks = [_number(entry.total), _number(entry.max_score)]
+            writer.writerow([*map(_safe, first), *marks, *scores, _safe(entry.error)])
 
 
 def _cell(text: str) -> str:
     return text.replace("|", "\\|").replace("\n", " ")
 
 
+def deadlines(entries: list[Entry]) -> str:
+    """'Deadline D for 28 students; E for 2 (bob, carol).': the usual deadline first, then the others."""
+    counts = Counter(entry.deadline for entry in entries if entry.deadline)
+    parts = []
+    for deadline, count in counts.most_common():
+        names = [entry.student for entry in entries if entry.deadline == deadline]
+        listed = f" ({', '.join(names[:10])}{', ...' if len(names) > 10 else ''})" if parts else ""
+        parts.append(f"{deadline} for {count} student{'s' * (count != 1)}{listed}")
+    return f"Deadline {'; '.join(parts)}." if parts else ""
+
+
 def overview(entries: list[Entry], rubric: Rubric) -> str:
     graded = [entry for entry in entries if entry.total is not None]
     failed = [entry for entry in entries if entry.total is None]
     totals = [entry.total for entry in graded if entry.total is not None]
-    lines = ["# Gradebook · Week 07 · Recurrent Networks", ""]
+    lines = [f"# Gradebook · {TITLE}", ""]
     lines.append(f"{len(entries)} students: {len(graded)} graded, {len(failed)} without a grade.")
     if totals:
         lines.append(
             f"Total out of {_number(rubric.total)}: mean {statistics.mean(totals):.1f}, "
             f"median {statistics.median(totals):g}, min {min(totals):g}, max {max(totals):g}."
         )
+    if deadlines(entries):
+        lines.append(_cell(deadlines(entries)))
     lines += ["", "## Students", "", "| student | commit | total | max | |", "|---|---|---:|---:|---|"]
     for entry in entries:
         note = f"⚠ {_cell(entry.error)}" if entry.error else ""

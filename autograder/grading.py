@@ -56,6 +56,8 @@ class IsolationRequired(GradingError):
 def copy_submission(submission: Path, target: Path) -> list[str]:
     """Copy `exercises/*.py` of `submission` into `target/exercises`; return what was left out."""
     source = submission / "exercises"
+    if source.is_symlink():  # it could point at the reference, which the grader itself can read
+        raise GradingError(f"{source} is a symbolic link: grading reads only the submission's own files")
     if not source.is_dir():
         raise GradingError(f"{submission} has no exercises/ folder: is it a checkout of the student repository?")
     (target / "exercises").mkdir(parents=True)

@@ -8,6 +8,9 @@ the checks once (multiprocessing's forkserver): every grading starts from that s
 state, without paying about 4 s of CPU for the imports again. A grading whose inputs
 (the submission's modules, the rubric, the grader version) are unchanged since the
 last run is skipped. Ctrl-C stops the running gradings and keeps every finished one.
+
+What grades one submission is passed in (`autograde grade`'s command function): this module
+orchestrates gradings and imports nothing of the command line.
 """
 
 import hashlib
@@ -58,23 +61,28 @@ def up_to_date(submission: Path, out: Path, only: list[str] | None) -> bool:
     return (out / "results.json").exists() and key.exists() and key.read_text().strip() == current
 
 
-def server_preload() -> list[str]:
+# grade(submission, out, only) -> exit status: grades one submission into out (results.json,
+# summary.md), as `autograde grade` does; a module-level function (or a functools.partial of
+# one), sent to the forked processes.
+GradeOne = Callable[[Path, Path, list[str] | None], int]
+
+
+def server_preload(grade: GradeOne) -> list[str]:
     """What every grading imports, imported once by the server the gradings are forked from."""
     names = [f"autograder.checks.{module.name}" for module in pkgutil.iter_modules(checks.__path__)]
     extra = dict.fromkeys(name for names in PRELOAD.values() for name in names)
-    return ["autograder.commands", "autograder.plugin", "autograder.student", *names, *extra]
+    function = getattr(grade, "func", grade)  # a partial's function
+    return [function.__module__, "autograder.plugin", "autograder.student", *names, *extra]
 
 
-def grading_process(submission: str, out: str, only: list[str] | None, require_isolation: bool = True) -> None:
-    """In the forked process: `autograde grade SUBMISSION --out OUT`, its output to OUT/grader.log."""
+def grading_process(grade: GradeOne, submission: str, out: str, only: list[str] | None) -> None:
+    """In the forked process: grade SUBMISSION into OUT, its output to OUT/grader.log."""
     log = os.open(Path(out) / "grader.log", os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
     for stream in (1, 2):
         os.dup2(log, stream)
     os.close(log)
-    from autograder.commands import grade_command
-
     try:
-        status = grade_command(Path(submission), Path(out), only, None, require_isolation)
+        status = grade(Path(submission), Path(out), only)
     finally:
         sys.stdout.flush()
         sys.stderr.flush()
@@ -111,19 +119,19 @@ class _Running:
     started: float
 
 
-def _context() -> multiprocessing.context.BaseContext:
+def _context(grade: GradeOne) -> multiprocessing.context.BaseContext:
     if "forkserver" not in multiprocessing.get_all_start_methods():
         return multiprocessing.get_context("spawn")  # Windows: each grading then imports for itself
     context = multiprocessing.get_context("forkserver")
-    context.set_forkserver_preload(server_preload())
+    context.set_forkserver_preload(server_preload(grade))
     return context
 
 
-def _start(submission: Path, out: Path, only: list[str] | None, require_isolation: bool) -> _Running:
+def _start(grade: GradeOne, submission: Path, out: Path, only: list[str] | None) -> _Running:
     out.mkdir(parents=True, exist_ok=True)
     (out / KEY_FILE).unlink(missing_ok=True)  # until this grading finishes, nothing here is current
-    arguments = (str(submission), str(out), only, require_isolation)
-    process = _context().Process(target=grading_process, args=arguments, name=submission.name)
+    arguments = (grade, str(submission), str(out), only)
+    process = _context(grade).Process(target=grading_process, args=arguments, name=submission.name)
     process.start()
     return _Running(process, time.monotonic())
 
@@ -144,12 +152,12 @@ def grade_all(
     submissions: Path,
     out: Path,
     jobs: int,
+    grade: GradeOne,
     force: bool = False,
     progress: Progress | None = None,
     only: list[str] | None = None,
-    require_isolation: bool = True,
 ) -> list[Outcome]:
-    """Grade every subdirectory of `submissions` into `out/<student>/`, `jobs` at a time."""
+    """Grade every subdirectory of `submissions` into `out/<student>/` by `grade`, `jobs` at a time."""
     report = progress or (lambda *_: None)
     queue, outcomes = [], []
     for submission in students(submissions):
@@ -166,7 +174,7 @@ def grade_all(
         while queue or running:
             while queue and len(running) < jobs:
                 submission = queue.pop(0)
-                running[submission] = _start(submission, out / submission.name, only, require_isolation)
+                running[submission] = _start(grade, submission, out / submission.name, only)
             time.sleep(0.2)
             for submission, job in list(running.items()):
                 if job.process.is_alive() and time.monotonic() - job.started > limit:

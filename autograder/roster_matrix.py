@@ -1,54 +1,71 @@
-"""A roster file of student repositories, read into the roster-grading workflow's matrix.
+"""A roster of student repositories, split into the shards of the roster-grading workflow.
 
-    python -m autograder.roster_matrix ROSTER DEADLINE   # prints matrix=... and deadline=... for $GITHUB_OUTPUT
+    python -m autograder.roster_matrix ROSTER DEADLINE [--shard-size N] [--students NAMES] [--shards NUMBERS]
 
-One repository per line, as `owner/name` or its GitHub URL; blank lines and `#` comments are
-skipped. Standard library only: the workflow's first job runs it without installing anything.
+prints `matrix=...`, `deadline=...` and `shards=...` for $GITHUB_OUTPUT, and the shards on stderr.
+
+One repository per line, as `owner/name` or its GitHub URL, optionally followed by that student's
+own deadline, which replaces the run's for them (an extension):
+
+    org/alice-week07
+    org/bob-week07  2026-12-06T23:59:00+01:00
+
+Blank lines and `#` comments are skipped. A shard is one matrix job: it sets up once and grades its
+students with `autograde grade-all`. GitHub runs at most 256 jobs from one matrix, so a roster
+longer than 256 shards' worth gets larger shards. `--students` and `--shards` re-run a part of the
+roster: the shards keep their numbers and hold only the students asked for. Standard library
+only: the workflow's first job runs it without installing anything.
 """
 
+import argparse
 import json
+import math
 import re
 import sys
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
 REPOSITORY = re.compile(r"^[A-Za-z0-9][A-Za-z0-9-]{0,38}/[A-Za-z0-9._-]{1,100}$")
 URL = re.compile(r"^(?:https://github\.com/|git@github\.com:)(.+?)(?:\.git)?/?$")
+MAX_SHARDS = 256  # GitHub's limit on the jobs of one matrix
+# Students per shard by default: several per core of a GitHub-hosted runner (2 or 4 cores), so
+# one set-up (about a minute: Python, CPU torch, the grader) serves minutes of grading.
+SHARD_SIZE = 30
 
 
 class RosterError(ValueError):
-    """A roster line or deadline that cannot be used."""
+    """A roster line, deadline or selection that cannot be used."""
 
 
-def parse(text: str) -> list[str]:
-    """The repositories of a roster, in order, each once."""
-    repositories: list[str] = []
-    for number, raw in enumerate(text.splitlines(), start=1):
-        line = raw.split("#", 1)[0].strip()
-        if not line:
-            continue
-        match = URL.match(line)
-        name = match[1] if match else line
-        if not REPOSITORY.match(name) or name.split("/")[1] in (".", ".."):
-            raise RosterError(f"roster line {number}: {raw.strip()!r} is not a repository (owner/name)")
-        if name not in repositories:
-            repositories.append(name)
-    if not repositories:
-        raise RosterError("the roster names no repository")
-    return repositories
+@dataclass(frozen=True)
+class Student:
+    repository: str  # owner/name
+    deadline: str | None = None  # the roster line's own deadline, normalised; None: the run's
+
+    @property
+    def id(self) -> str:
+        return artifact_id(self.repository)
 
 
-def read(path: Path) -> list[str]:
-    return parse(path.read_text(encoding="utf-8"))
+@dataclass(frozen=True)
+class Shard:
+    number: int  # 1-based, in roster order; stable for a roster and a shard size
+    students: tuple[Student, ...]
 
 
 def artifact_id(repository: str) -> str:
-    """A name an artifact may carry: 'org/alice-week07' -> 'org__alice-week07'."""
+    """A name an artifact or a folder may carry: 'org/alice-week07' -> 'org__alice-week07'."""
     return repository.replace("/", "__")
 
 
-def matrix(repositories: list[str]) -> dict:
-    return {"include": [{"repository": name, "id": artifact_id(name)} for name in repositories]}
+def repository(text: str) -> str:
+    """`owner/name` from `owner/name` or a GitHub URL; RosterError when it is neither."""
+    match = URL.match(text)
+    name = match[1] if match else text
+    if not REPOSITORY.match(name) or name.split("/")[1] in (".", ".."):
+        raise RosterError(f"{text!r} is not a repository (owner/name)")
+    return name
 
 
 def deadline(text: str) -> str:
@@ -62,20 +79,147 @@ def deadline(text: str) -> str:
     return moment.isoformat()
 
 
-def main(argv: list[str]) -> int:
-    if len(argv) != 3:
-        print("usage: python -m autograder.roster_matrix ROSTER DEADLINE", file=sys.stderr)
-        return 2
+def _line(raw: str) -> Student | None:
+    words = raw.split("#", 1)[0].split()
+    if not words:
+        return None
+    if len(words) > 2:
+        raise RosterError(f"{raw.strip()!r} has {len(words)} fields: give a repository and, optionally, a deadline")
+    return Student(repository(words[0]), deadline(words[1]) if len(words) == 2 else None)
+
+
+def parse(text: str) -> list[Student]:
+    """The students of a roster, in order, each once (GitHub names ignore case)."""
+    students: dict[str, tuple[int, Student]] = {}
+    for number, raw in enumerate(text.splitlines(), start=1):
+        try:
+            student = _line(raw)
+        except RosterError as error:
+            raise RosterError(f"roster line {number}: {error}") from None
+        if student is None:
+            continue
+        key = student.repository.lower()
+        if key in students and students[key][1].deadline != student.deadline:
+            first = students[key][0]
+            raise RosterError(f"roster line {number}: {student.repository} is on line {first} with another deadline")
+        students.setdefault(key, (number, student))
+    if not students:
+        raise RosterError("the roster names no repository")
+    return [student for _, student in students.values()]
+
+
+def read(path: Path) -> list[Student]:
+    return parse(path.read_text(encoding="utf-8"))
+
+
+def repositories(path: Path) -> list[str]:
+    """The roster's repositories (owner/name), in order."""
+    return [student.repository for student in read(path)]
+
+
+def shards(students: list[Student], size: int = SHARD_SIZE) -> list[Shard]:
+    """Consecutive shards of about `size` students (their sizes differ by one at most), at most 256."""
+    if size < 1:
+        raise RosterError(f"a shard holds at least one student (shard size {size})")
+    count = min(MAX_SHARDS, math.ceil(len(students) / size))
+    small, extra = divmod(len(students), count)
+    found, start = [], 0
+    for number in range(1, count + 1):
+        end = start + small + (number <= extra)
+        found.append(Shard(number, tuple(students[start:end])))
+        start = end
+    return found
+
+
+def _words(text: str) -> list[str]:
+    return [word for word in re.split(r"[\s,]+", text) if word]
+
+
+def _numbers(text: str, count: int) -> set[int]:
+    """'3 7 10-12' -> {3, 7, 10, 11, 12}, each a shard of the roster."""
+    numbers: set[int] = set()
+    for word in _words(text):
+        match = re.fullmatch(r"(\d+)(?:-(\d+))?", word)
+        if not match:
+            raise RosterError(f"shard {word!r} is not a number or a range such as 3-5")
+        first, last = int(match[1]), int(match[2] or match[1])
+        if not 1 <= first <= last <= count:
+            raise RosterError(f"shard {word}: the roster has shards 1 to {count}")
+        numbers.update(range(first, last + 1))
+    return numbers
+
+
+def select(all_shards: list[Shard], students: str = "", numbers: str = "") -> list[Shard]:
+    """The shards to run: every one when nothing is named, else the named shards whole and, in
+    their own shards, the named students (`owner/name` or URLs, separated by spaces or commas)."""
+    if not students.strip() and not numbers.strip():
+        return all_shards
+    chosen = _numbers(numbers, len(all_shards))
     try:
-        repositories, when = read(Path(argv[1])), deadline(argv[2])
+        named = {repository(word).lower() for word in _words(students)}
+    except RosterError as error:
+        raise RosterError(f"students: {error}") from None
+    on_roster = {student.repository.lower() for shard in all_shards for student in shard.students}
+    if named - on_roster:
+        raise RosterError(f"not on the roster: {', '.join(sorted(named - on_roster))}")
+    selected = []
+    for shard in all_shards:
+        whole = shard.number in chosen
+        kept = [student for student in shard.students if whole or student.repository.lower() in named]
+        if kept:
+            selected.append(Shard(shard.number, tuple(kept)))
+    return selected
+
+
+def matrix(selected: list[Shard], run_deadline: str, count: int) -> dict:
+    """The workflow's matrix: one job per shard, each student with the deadline that applies to them."""
+    return {
+        "include": [
+            {
+                "shard": shard.number,
+                "of": count,
+                "size": len(shard.students),
+                "students": [
+                    {"repository": student.repository, "deadline": student.deadline or run_deadline}
+                    for student in shard.students
+                ],
+            }
+            for shard in selected
+        ]
+    }
+
+
+def _arguments(argv: list[str]) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog="python -m autograder.roster_matrix", description=__doc__.split("\n")[0])
+    parser.add_argument("roster", type=Path)
+    parser.add_argument("deadline", help="the run's deadline, ISO 8601")
+    parser.add_argument("--shard-size", type=int, default=SHARD_SIZE, help=f"students per shard (default {SHARD_SIZE})")
+    parser.add_argument("--students", default="", help="re-run only these repositories")
+    parser.add_argument("--shards", default="", help="re-run only these shards, e.g. '3 7 10-12'")
+    return parser.parse_args(argv)
+
+
+def main(argv: list[str]) -> int:
+    args = _arguments(argv)
+    try:
+        students, when = read(args.roster), deadline(args.deadline)
+        all_shards = shards(students, args.shard_size)
+        selected = select(all_shards, args.students, args.shards)
     except (OSError, RosterError) as error:
         print(f"roster: {error}", file=sys.stderr)
         return 2
-    print(f"matrix={json.dumps(matrix(repositories), separators=(',', ':'))}")
+    print(f"matrix={json.dumps(matrix(selected, when, len(all_shards)), separators=(',', ':'))}")
     print(f"deadline={when}")
-    print(f"{len(repositories)} repositories, deadline {when}", file=sys.stderr)
+    print(f"shards={len(selected)}")
+    own = sum(student.deadline is not None for student in students)
+    print(f"{len(students)} repositories in {len(all_shards)} shards, deadline {when}", file=sys.stderr)
+    print(f"{own} with a deadline of their own", file=sys.stderr)
+    for shard in selected:
+        names = [student.repository for student in shard.students]
+        listing = names[0] if len(names) == 1 else f"{names[0]} ... {names[-1]}"
+        print(f"shard {shard.number}: {len(names)} ({listing})", file=sys.stderr)
     return 0
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv))
+    sys.exit(main(sys.argv[1:]))

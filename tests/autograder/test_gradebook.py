@@ -12,6 +12,7 @@ from autograder.grading import failed_grading
 
 ONLY = ["gather_final", "masked_mean"]
 LAST_STEP = "output[:, -1]"  # the catalogue's G1: the state after the padding
+DEADLINE, EXTENDED = "2026-12-04T23:59:00+00:00", "2026-12-06T23:59:00+01:00"
 
 
 @pytest.fixture(scope="module")
@@ -34,6 +35,13 @@ def results(tmp_path_factory: pytest.TempPathFactory) -> Path:
         reports.write_results_json(result, folder / name / "results.json")
     (folder / "alice" / "commit").write_text("a1b2c3d4e5f60718293a4b5c6d7e8f9012345678\n")
     (folder / "alice" / "student").write_text("course/alice-week07\n")
+    record = {
+        "deadline": EXTENDED,
+        "commit-time": "2026-12-06T20:15:03+01:00",
+        "graded-at": "2026-12-07T08:00:00+00:00",
+    }
+    for name, text in record.items():
+        (folder / "alice" / name).write_text(text + "\n")
     document = json.loads((folder / "bob" / "results.json").read_text())
     document["extra_data"]["commit"] = "b0b0b0b0"
     (folder / "bob" / "results.json").write_text(json.dumps(document))
@@ -41,6 +49,7 @@ def results(tmp_path_factory: pytest.TempPathFactory) -> Path:
     (folder / "dave" / "results.json").write_text('{"score": 9, "tests": [')
     (folder / "erin").mkdir()
     (folder / "erin" / "error").write_text("no commit before the deadline 2026-12-04T23:59:00+00:00\n")
+    (folder / "erin" / "deadline").write_text(f"{DEADLINE}\n")
     (folder / "frank").mkdir()
     return folder
 
@@ -62,7 +71,8 @@ def test_it_writes_one_csv_row_per_student_with_a_column_per_rubric_item(written
     selected = rubric.load().select(ONLY)
     with (out / "gradebook.csv").open(newline="") as handle:
         header = next(csv.reader(handle))
-    assert header == ["student", "commit", "total", "max", *(item.name for item in selected.items), "error"]
+    record = ["student", "deadline", "commit", "commit time", "graded at"]
+    assert header == [*record, "total", "max", *(item.name for item in selected.items), "error"]
     assert sorted(rows(out)) == sorted(["course/alice-week07", "bob", "carol", "dave", "erin", "frank", "gina"])
 
 
@@ -77,6 +87,16 @@ def test_it_records_each_graded_students_commit_total_and_item_scores(written):
     assert float(bob["total"]) == selected.total - gather.points
     assert float(bob[gather.name]) == 0 and float(alice[gather.name]) == gather.points
     assert alice["error"] == bob["error"] == ""
+
+
+def test_it_records_each_students_deadline_and_the_time_of_the_commit_graded_and_of_the_grading(written):
+    entries, out = written
+    alice, erin, bob = (rows(out)[name] for name in ("course/alice-week07", "erin", "bob"))
+    assert (alice["deadline"], alice["commit time"]) == (EXTENDED, "2026-12-06T20:15:03+01:00")
+    assert alice["graded at"] == "2026-12-07T08:00:00+00:00"
+    assert erin["deadline"] == DEADLINE and bob["deadline"] == bob["commit time"] == ""
+    assert gradebook.deadlines(entries) == f"Deadline {EXTENDED} for 1 student; {DEADLINE} for 1 student (erin)."
+    assert gradebook.deadlines(entries) in (out / "overview.md").read_text()
 
 
 @pytest.mark.parametrize(

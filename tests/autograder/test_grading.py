@@ -5,10 +5,11 @@ import subprocess
 import sys
 import time
 
-from support import EXERCISES, grade, replace_in
+import pytest
+from support import EXERCISES, SOLUTIONS, grade, replace_in
 
 from autograder import reports, rubric, stubs
-from autograder.grading import PRELOAD, limits_from
+from autograder.grading import PRELOAD, GradingError, copy_submission, limits_from
 
 
 def scores(result) -> dict[str, float]:
@@ -145,3 +146,12 @@ def test_it_preloads_only_what_the_selected_items_need():
     assert set(everything) == {name for names in PRELOAD.values() for name in names}
     assert limits_from(rubric.load().select(["gather_final"])).preload == ()
     assert limits_from(rubric.load().select(["fit_baseline"])).preload == ("sklearn.linear_model",)
+
+
+def test_it_refuses_an_exercises_folder_that_is_a_link_to_elsewhere(tmp_path):
+    """A fork can hold `exercises -> ../grader/solutions`: git checks links out, and the grader can read there."""
+    (tmp_path / "fork").mkdir()
+    (tmp_path / "fork" / "exercises").symlink_to(SOLUTIONS)
+    with pytest.raises(GradingError, match="exercises is a symbolic link: grading reads only the submission's own"):
+        copy_submission(tmp_path / "fork", tmp_path / "copy")
+    assert not (tmp_path / "copy").exists()

@@ -1,6 +1,7 @@
 """`autograde grade-all`: a roster in parallel, resumable, interruptible, one bad submission costing only itself."""
 
 import csv
+import functools
 import json
 import os
 import signal
@@ -12,9 +13,10 @@ from pathlib import Path
 import pytest
 from support import EXERCISES, build_submission, replace_in
 
-from autograder import roster, rubric
+from autograder import commands, roster, rubric
 
 ONLY = ["gather_final", "masked_mean"]
+GRADE = commands.grade_one
 
 
 def full_marks() -> float:
@@ -45,7 +47,7 @@ def test_it_grades_every_student_and_records_a_submission_it_cannot_grade(class_
     out = tmp_path / "out"
     seen = []
     outcomes = roster.grade_all(
-        class_folder, out, jobs=2, progress=lambda o, done, total: seen.append((done, total)), only=ONLY
+        class_folder, out, jobs=2, grade=GRADE, progress=lambda o, done, total: seen.append((done, total)), only=ONLY
     )
     assert {o.student: o.status for o in outcomes} == {
         "ada": "graded",
@@ -65,14 +67,15 @@ def test_it_skips_unchanged_submissions_and_regrades_changed_ones(tmp_path):
     folder, out, only = tmp_path / "submissions", tmp_path / "out", ["gather_final"]
     build_submission(folder / "ada")
     build_submission(folder / "bob", EXERCISES)
-    roster.grade_all(folder, out, jobs=2, only=only)
+    roster.grade_all(folder, out, jobs=2, grade=GRADE, only=only)
     correct = (folder / "ada" / "exercises" / "padding.py").read_text()
     (folder / "bob" / "exercises" / "padding.py").write_text(correct)
-    again = {o.student: o.status for o in roster.grade_all(folder, out, jobs=2, only=only)}
+    again = {o.student: o.status for o in roster.grade_all(folder, out, jobs=2, grade=GRADE, only=only)}
     assert again == {"ada": "skipped", "bob": "graded"}
     assert scores(out)["bob"] == rubric.load().select(only).total
-    assert {o.status for o in roster.grade_all(folder, out, jobs=2, only=["masked_mean"])} == {"graded"}
-    assert {o.status for o in roster.grade_all(folder, out, jobs=2, force=True, only=["masked_mean"])} == {"graded"}
+    assert {o.status for o in roster.grade_all(folder, out, jobs=2, grade=GRADE, only=["masked_mean"])} == {"graded"}
+    forced = roster.grade_all(folder, out, jobs=2, grade=GRADE, force=True, only=["masked_mean"])
+    assert {o.status for o in forced} == {"graded"}
 
 
 def test_it_keeps_finished_results_when_interrupted_and_goes_on_afterwards(tmp_path):
@@ -133,3 +136,9 @@ def test_it_records_a_grading_process_that_died_with_its_signal_and_log_and_ever
     assert result["score"] == 0 and "killed by SIGSEGV" in result["output"]
     assert len(result["tests"]) == len(rubric.load().select(ONLY).items)
     assert not (out / roster.KEY_FILE).exists(), "a failed grading must be regraded on the next run"
+
+
+def test_its_fork_server_preloads_the_module_of_the_function_that_grades_one_submission():
+    for grade in (GRADE, functools.partial(GRADE)):
+        preload = roster.server_preload(grade)
+        assert preload[0] == "autograder.commands" and "autograder.checks.padding" in preload

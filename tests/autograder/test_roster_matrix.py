@@ -1,4 +1,4 @@
-"""The roster file read into the roster-grading workflow's matrix, and its deadline."""
+"""The roster file, its per-student deadlines, and its shards: the roster workflow's matrix."""
 
 import json
 import subprocess
@@ -8,28 +8,56 @@ import pytest
 from support import ROOT
 
 from autograder import roster_matrix
+from autograder.roster_matrix import MAX_SHARDS, Student
+
+RUN_DEADLINE = "2026-12-04T23:59:00+01:00"
+
+
+def names(students: list[Student]) -> list[str]:
+    return [student.repository for student in students]
 
 
 def test_it_reads_one_repository_per_line_skipping_comments_and_repeats():
     text = "# week 7\ncourse/alice-week07\n\n  https://github.com/course/bob-week07.git  # late\ncourse/alice-week07\n"
-    assert roster_matrix.parse(text) == ["course/alice-week07", "course/bob-week07"]
+    assert names(roster_matrix.parse(text)) == ["course/alice-week07", "course/bob-week07"]
 
 
-@pytest.mark.parametrize("line", ["alice", "course/alice week07", "../etc/passwd", "course/..", "a/b/c", "$(id)/x"])
-def test_it_refuses_a_line_that_is_not_a_repository(line):
-    with pytest.raises(roster_matrix.RosterError, match="roster line 1"):
-        roster_matrix.parse(line)
+def test_it_reads_a_deadline_after_the_repository_for_that_student_only():
+    text = (
+        "course/alice-week07\ncourse/bob-week07   2026-12-06T23:59:00+01:00  # extension\ncourse/cy 2026-12-07T12:00\n"
+    )
+    assert roster_matrix.parse(text) == [
+        Student("course/alice-week07"),
+        Student("course/bob-week07", "2026-12-06T23:59:00+01:00"),
+        Student("course/cy", "2026-12-07T12:00:00+00:00"),
+    ]
+
+
+@pytest.mark.parametrize(
+    ("line", "problem"),
+    [
+        ("alice", "not a repository"),
+        ("../etc/passwd", "not a repository"),
+        ("course/..", "not a repository"),
+        ("a/b/c", "not a repository"),
+        ("$(id)/x", "not a repository"),
+        ("course/alice week07", "not an ISO timestamp"),
+        ("course/alice 2026-12-06 23:59", "has 3 fields"),
+    ],
+)
+def test_it_refuses_a_line_that_is_not_a_repository_and_a_deadline(line, problem):
+    with pytest.raises(roster_matrix.RosterError, match=f"roster line 2: .*{problem}"):
+        roster_matrix.parse(f"course/ok\n{line}\n")
+
+
+def test_it_refuses_the_same_repository_twice_with_different_deadlines():
+    with pytest.raises(roster_matrix.RosterError, match="line 3: course/Alice is on line 1 with another deadline"):
+        roster_matrix.parse("course/alice\ncourse/bob\ncourse/Alice 2026-12-06T23:59:00+01:00\n")
 
 
 def test_it_refuses_a_roster_without_a_repository():
     with pytest.raises(roster_matrix.RosterError, match="names no repository"):
         roster_matrix.parse("# nobody yet\n")
-
-
-def test_it_gives_each_repository_an_artifact_safe_id():
-    assert roster_matrix.matrix(["course/alice-week07"]) == {
-        "include": [{"repository": "course/alice-week07", "id": "course__alice-week07"}]
-    }
 
 
 @pytest.mark.parametrize(
@@ -45,15 +73,82 @@ def test_it_refuses_a_deadline_that_is_not_iso():
         roster_matrix.deadline("next friday")
 
 
+def a_roster(count: int) -> str:
+    """`count` students, every seventh with an extension."""
+    lines = [f"course/student{n:04d}" + ("  2026-12-06T23:59:00+01:00" if n % 7 == 0 else "") for n in range(count)]
+    return "# a big course\n" + "\n".join(lines) + "\n"
+
+
+@pytest.mark.parametrize(("size", "count", "sizes"), [(30, 34, {29, 30}), (1, MAX_SHARDS, {3, 4}), (1000, 1, {1000})])
+def test_it_splits_1000_students_into_at_most_256_shards_of_even_size_in_roster_order(size, count, sizes):
+    students = roster_matrix.parse(a_roster(1000))
+    shards = roster_matrix.shards(students, size)
+    assert len(shards) == count and [shard.number for shard in shards] == list(range(1, count + 1))
+    assert {len(shard.students) for shard in shards} == sizes
+    assert [student for shard in shards for student in shard.students] == students
+
+
+def test_its_matrix_gives_each_student_the_deadline_that_applies_to_them():
+    students = roster_matrix.parse(a_roster(1000))
+    shards = roster_matrix.shards(students)
+    include = roster_matrix.matrix(shards, RUN_DEADLINE, len(shards))["include"]
+    assert len(include) == 34 and include[0]["shard"] == 1 and include[0]["of"] == 34 and include[0]["size"] == 30
+    first = include[0]["students"]
+    assert first[0] == {"repository": "course/student0000", "deadline": "2026-12-06T23:59:00+01:00"}
+    assert first[1] == {"repository": "course/student0001", "deadline": RUN_DEADLINE}
+    assert sum(len(entry["students"]) for entry in include) == 1000
+
+
+def test_it_selects_whole_shards_and_single_students_keeping_the_shard_numbers():
+    shards = roster_matrix.shards(roster_matrix.parse(a_roster(100)), 10)
+    chosen = roster_matrix.select(shards, "course/student0005, https://github.com/course/student0099", "3 7-8")
+    assert [(shard.number, len(shard.students)) for shard in chosen] == [(1, 1), (3, 10), (7, 10), (8, 10), (10, 1)]
+    assert names(list(chosen[0].students)) == ["course/student0005"]
+    assert roster_matrix.select(shards) == shards
+
+
+@pytest.mark.parametrize(
+    ("students", "numbers", "problem"),
+    [
+        ("course/nobody", "", "not on the roster: course/nobody"),
+        ("nobody", "", "students: 'nobody' is not a repository"),
+        ("", "11", "shard 11: the roster has shards 1 to 10"),
+        ("", "0", "shard 0: the roster has shards 1 to 10"),
+        ("", "two", "shard 'two' is not a number"),
+    ],
+)
+def test_it_refuses_a_selection_outside_the_roster(students, numbers, problem):
+    shards = roster_matrix.shards(roster_matrix.parse(a_roster(100)), 10)
+    with pytest.raises(roster_matrix.RosterError, match=problem):
+        roster_matrix.select(shards, students, numbers)
+
+
+def run_module(*arguments: str) -> subprocess.CompletedProcess:
+    """The module as the workflow's first job runs it: python -S, nothing but the standard library."""
+    command = [sys.executable, "-S", "-m", "autograder.roster_matrix", *arguments]
+    return subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=60)
+
+
 def test_it_prints_step_outputs_for_the_workflow_with_the_standard_library_only(tmp_path):
     roster = tmp_path / "roster.txt"
-    roster.write_text("course/alice-week07\n")
-    command = [sys.executable, "-S", "-m", "autograder.roster_matrix", str(roster), "2026-12-04T23:59:00Z"]
-    done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=60)
+    roster.write_text(a_roster(1000))
+    done = run_module(str(roster), "2026-12-04T23:59:00Z", "--shard-size", "30", "--shards", "2")
     assert done.returncode == 0, done.stderr
     outputs = dict(line.split("=", 1) for line in done.stdout.splitlines())
-    assert json.loads(outputs["matrix"])["include"][0]["id"] == "course__alice-week07"
-    assert outputs["deadline"] == "2026-12-04T23:59:00+00:00"
+    include = json.loads(outputs["matrix"])["include"]
+    assert [entry["shard"] for entry in include] == [2] and include[0]["students"][0][
+        "repository"
+    ] == "course/student0030"
+    assert outputs["deadline"] == "2026-12-04T23:59:00+00:00" and outputs["shards"] == "1"
+    assert "1000 repositories in 34 shards" in done.stderr and "143 with a deadline of their own" in done.stderr
+
+
+def test_it_exits_2_with_the_reason_for_a_bad_roster(tmp_path):
+    roster = tmp_path / "roster.txt"
+    roster.write_text("course/alice\ncourse/bob friday\n")
+    done = run_module(str(roster), "2026-12-04T23:59:00Z")
+    assert done.returncode == 2 and done.stdout == ""
+    assert "roster: roster line 2: deadline 'friday' is not an ISO timestamp" in done.stderr
 
 
 def test_the_example_roster_in_this_repository_is_only_comments():

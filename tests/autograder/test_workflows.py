@@ -9,7 +9,7 @@ import yaml
 from support import ROOT
 from workflow_lint import actionlint, zizmor
 
-from autograder import classroom, cli, release
+from autograder import classroom, cli, release, roster_matrix
 
 USES = re.compile(r"^\s*(?:-\s*)?uses:\s*(\S+?)@(\S+)(.*)$", re.MULTILINE)
 
@@ -70,8 +70,10 @@ def test_every_action_is_pinned_to_a_full_commit_with_its_version_beside_it(work
     assert {action: len(refs) for action, refs in pins.items()} == dict.fromkeys(pins, 1), pins
 
 
-# The only job that may read more: Classroom's reporter, with what its README at v1 grants (it writes nothing).
+# The only jobs that may read more: Classroom's reporter, with what its README at v1 grants (it writes nothing),
+# and the roster's gradebook, which downloads the results of the run a re-run completes (the same two).
 REPORTER_PERMISSIONS = {"actions": "read", "contents": "read"}
+ROSTER_GRADEBOOK = ("grade-roster.yml", "gradebook")
 
 
 def test_every_workflow_reads_contents_only_and_keeps_no_credentials(workflows):
@@ -80,28 +82,86 @@ def test_every_workflow_reads_contents_only_and_keeps_no_credentials(workflows):
         assert document["permissions"] == {"contents": "read"}, path.name
         for name, job in document["jobs"].items():
             reports = any(step.get("uses", "").startswith(f"{classroom.REPORTER}@") for step in steps(job))
-            assert job.get("permissions", {}) == (REPORTER_PERMISSIONS if reports else {}), f"{path.name}: {name}"
+            wider = reports or (path.name, name) == ROSTER_GRADEBOOK
+            expected = REPORTER_PERMISSIONS if wider else {}
+            assert job.get("permissions", {}) == expected, f"{path.name}: {name} widens its permissions"
             for step in steps(job):
                 if step.get("uses", "").startswith("actions/checkout@"):
                     assert step["with"]["persist-credentials"] is False, f"{path.name}: {name} keeps credentials"
 
 
-def test_the_roster_workflow_grades_each_student_at_the_deadline_without_secrets_then_merges():
+def roster_jobs() -> dict[str, dict]:
+    return load(ROOT / ".github" / "workflows" / "grade-roster.yml")["jobs"]
+
+
+def runs(job: dict) -> str:
+    return "\n".join(step.get("run", "") for step in steps(job))
+
+
+def test_the_roster_workflow_grades_shards_from_the_roster_and_can_rerun_students_or_shards():
     document = load(ROOT / ".github" / "workflows" / "grade-roster.yml")
-    assert set(document["on"]["workflow_dispatch"]["inputs"]) == {"roster", "deadline", "max_parallel"}
-    setup, grade, gradebook = (document["jobs"][name] for name in ("setup", "grade", "gradebook"))
-    assert "autograder.roster_matrix" in steps(setup)[-1]["run"]
+    inputs = document["on"]["workflow_dispatch"]["inputs"]
+    assert set(inputs) == {
+        "roster",
+        "deadline",
+        "max_parallel",
+        "shard_size",
+        "students",
+        "shards",
+        "previous_run",
+        "feedback",
+    }
+    assert inputs["shard_size"]["default"] == roster_matrix.SHARD_SIZE
+    setup, grade = roster_jobs()["setup"], roster_jobs()["grade"]
+    assert "python3 -m autograder.roster_matrix" in runs(setup)
+    for option in ("--shard-size", "--students", "--shards"):
+        assert option in runs(setup)
     assert grade["strategy"]["max-parallel"] == "${{ inputs.max_parallel }}"
     assert grade["strategy"]["matrix"] == "${{ fromJSON(needs.setup.outputs.matrix) }}"
+
+
+def test_its_shards_grade_as_root_with_the_grader_by_its_path_and_hold_no_secret():
+    grade = roster_jobs()["grade"]
     assert "secrets." not in yaml.safe_dump(grade)
-    student = next(step for step in steps(grade) if step.get("with", {}).get("repository"))
-    assert student["with"]["fetch-depth"] == 0 and student["with"]["repository"] == "${{ matrix.repository }}"
-    runs = "\n".join(step.get("run", "") for step in steps(grade))
-    assert 'git -C submission rev-list -1 --before="$DEADLINE" HEAD' in runs
-    assert 'autograde grade submission --out "$OUT"' in runs
-    assert gradebook["needs"] == "grade" and gradebook["if"] == "${{ !cancelled() }}"
-    merge = "\n".join(step.get("run", "") for step in steps(gradebook))
-    assert 'autograde gradebook results --out gradebook --roster "$ROSTER"' in merge
+    assert not any(step.get("with", {}).get("repository") for step in steps(grade)), "students are cloned as data"
+    script = runs(grade)
+    assert 'python -m venv "$VENV"' in script and '"$VENV/bin/python" -m pip install ./grader' in script
+    grading = 'sudo "$VENV/bin/autograde" grade-all submissions --out results --jobs "$(nproc)" --require-isolation'
+    assert grading in script
+    assert "--no-require-isolation" not in script, "grades that count are graded under isolation"
+    assert 'sudo chown -R "$(id -u):$(id -g)" results' in script
+    upload = next(step for step in steps(grade) if step.get("uses", "").startswith("actions/upload-artifact@"))
+    assert upload["if"] == "${{ !cancelled() }}" and upload["with"]["overwrite"] is True
+
+
+def test_its_gradebook_merges_this_runs_gradings_with_the_previous_runs_results():
+    gradebook = roster_jobs()["gradebook"]
+    assert gradebook["needs"] == ["setup", "grade"]
+    assert gradebook["if"] == "${{ !cancelled() && needs.setup.result == 'success' }}"
+    previous = next(step for step in steps(gradebook) if step.get("with", {}).get("run-id"))
+    assert previous["if"] == "${{ inputs.previous_run != '' }}" and previous["with"]["name"] == "results"
+    assert "autograde merge previous new --out results" in runs(gradebook)
+    assert 'autograde gradebook results --out gradebook --roster "$ROSTER"' in runs(gradebook)
+    uploads = [step["with"]["name"] for step in steps(gradebook) if step.get("uses", "").startswith("actions/upload")]
+    assert uploads == ["gradebook", "results"]
+
+
+def test_its_feedback_job_alone_holds_the_token_and_never_touches_student_code():
+    jobs = roster_jobs()
+    holders = [name for name, job in jobs.items() if "secrets.FEEDBACK_TOKEN" in yaml.safe_dump(job)]
+    assert holders == ["setup", "feedback"]
+    assert "${{ secrets.FEEDBACK_TOKEN != '' }}" in yaml.safe_dump(jobs["setup"]), "setup only asks whether it is set"
+    job = jobs["feedback"]
+    assert "needs.setup.outputs.feedback == 'true'" in job["if"] and "needs.gradebook.result == 'success'" in job["if"]
+    assert [step.get("uses", "").split("@")[0] for step in steps(job) if "uses" in step] == [
+        "actions/checkout",
+        "actions/download-artifact",
+    ]
+    assert not any(step.get("with", {}).get("repository") for step in steps(job))
+    assert "pip install" not in runs(job) and not re.search(r"\bautograde\b", runs(job)), "no grading here"
+    post = steps(job)[-1]
+    assert post["env"]["GH_TOKEN"] == "${{ secrets.FEEDBACK_TOKEN }}"
+    assert post["run"] == 'python3 -m autograder.feedback graded --roster "$ROSTER"'
 
 
 def test_the_roster_workflows_gradebook_job_writes_the_class_report_and_summarises_the_misconceptions():

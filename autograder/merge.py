@@ -1,0 +1,65 @@
+"""`autograde merge SOURCE... --out RESULTS_DIR`: a roster's gradings from several runs, the newest per student.
+
+A roster graded in parts (a first run, then re-runs of a few students or of a shard) leaves several
+folders of gradings, one subfolder per student (its name: the repository as `owner__name`). The merge
+copies each student's newest grading into RESULTS_DIR: the one with the latest `graded-at` (written by
+the roster workflow; a grading without it counts as the oldest), the later source on a tie. A newer
+grading wins even when it failed: it is what the last run saw, and the gradebook says why.
+"""
+
+import shutil
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+
+OLDEST = datetime.min.replace(tzinfo=UTC)
+
+
+class MergeError(ValueError):
+    """Sources or a target that cannot be merged."""
+
+
+@dataclass(frozen=True)
+class Pick:
+    student: str  # the folder's name
+    source: Path  # the folder copied
+    others: int  # how many older gradings of this student were left out
+
+
+def graded_at(folder: Path) -> datetime:
+    """When the grading in `folder` was made; OLDEST when that is not recorded or not a timestamp."""
+    try:
+        moment = datetime.fromisoformat((folder / "graded-at").read_text(encoding="utf-8").strip())
+    except (OSError, ValueError):
+        return OLDEST
+    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
+
+
+def newest(sources: list[Path]) -> list[Pick]:
+    """Each student's newest grading among the sources, by name."""
+    found: dict[str, list[Path]] = {}
+    for source in sources:
+        for folder in sorted(path for path in source.iterdir() if path.is_dir()):
+            found.setdefault(folder.name, []).append(folder)
+    picks = []
+    for student, folders in sorted(found.items()):
+        # max() keeps the first of equals: reversed, so the later source wins a tie
+        best = max(reversed(folders), key=graded_at)
+        picks.append(Pick(student, best, len(folders) - 1))
+    return picks
+
+
+def merge(sources: list[Path], out: Path) -> list[Pick]:
+    """Copy each student's newest grading from `sources` into `out`, which must be new or empty."""
+    for source in sources:
+        if not source.is_dir():
+            raise MergeError(f"{source} is not a folder of gradings")
+        if source.resolve() == out.resolve():
+            raise MergeError(f"{out} is one of the sources: merge into a new folder")
+    if out.exists() and any(out.iterdir()):
+        raise MergeError(f"{out} is not empty: merge into a new folder (nothing is overwritten)")
+    out.mkdir(parents=True, exist_ok=True)
+    picks = newest(sources)
+    for pick in picks:
+        shutil.copytree(pick.source, out / pick.student)
+    return picks
