@@ -45,9 +45,9 @@ def students(submissions: Path) -> list[Path]:
     return sorted(path for path in submissions.iterdir() if path.is_dir() and not path.name.startswith("."))
 
 
-def grading_key(submission: Path, only: list[str] | None = None) -> str:
-    """What a grading depends on: the grader, the rubric, --only and the student's graded modules."""
-    digest = hashlib.sha256(f"{__version__}\n{sorted(only or [])}\n".encode())
+def grading_key(submission: Path, only: list[str] | None = None, settings: str = "") -> str:
+    """What a grading depends on: the grader, the rubric, --only, the grading's settings and the student's modules."""
+    digest = hashlib.sha256(f"{__version__}\n{sorted(only or [])}\n{settings}\n".encode())
     digest.update(RUBRIC.read_bytes())
     for path in sorted((submission / "exercises").glob("*.py")):
         if is_graded(path):
@@ -55,9 +55,9 @@ def grading_key(submission: Path, only: list[str] | None = None) -> str:
     return digest.hexdigest()
 
 
-def up_to_date(submission: Path, out: Path, only: list[str] | None) -> bool:
+def up_to_date(submission: Path, out: Path, only: list[str] | None, settings: str = "") -> bool:
     key = out / KEY_FILE
-    current = grading_key(submission, only)
+    current = grading_key(submission, only, settings)
     return (out / "results.json").exists() and key.exists() and key.read_text().strip() == current
 
 
@@ -65,6 +65,12 @@ def up_to_date(submission: Path, out: Path, only: list[str] | None) -> bool:
 # summary.md), as `autograde grade` does; a module-level function (or a functools.partial of
 # one), sent to the forked processes.
 GradeOne = Callable[[Path, Path, list[str] | None], int]
+
+
+def settings_of(grade: GradeOne) -> str:
+    """The options a grading runs with (a partial's keywords, e.g. require_isolation): part of its key,
+    so that a grading opted out of isolation is not kept as current by a run that requires it."""
+    return repr(sorted(getattr(grade, "keywords", {}).items()))
 
 
 def server_preload(grade: GradeOne) -> list[str]:
@@ -95,11 +101,13 @@ def _ended(status: int | None) -> str:
     return f"the grading process ended with status {status}"
 
 
-def record_outcome(submission: Path, out: Path, status: int | None, started: float, only: list[str] | None) -> Outcome:
+def record_outcome(
+    submission: Path, out: Path, status: int | None, started: float, only: list[str] | None, settings: str = ""
+) -> Outcome:
     seconds = time.monotonic() - started
     name = submission.name
     if status == 0 and (out / "results.json").exists():
-        (out / KEY_FILE).write_text(grading_key(submission, only) + "\n")
+        (out / KEY_FILE).write_text(grading_key(submission, only, settings) + "\n")
         return Outcome(name, "graded", seconds)
     error = _ended(status)
     log = (out / "grader.log").read_text(errors="replace")[-2000:] if (out / "grader.log").exists() else ""
@@ -161,7 +169,7 @@ def grade_all(
     report = progress or (lambda *_: None)
     queue, outcomes = [], []
     for submission in students(submissions):
-        if not force and up_to_date(submission, out / submission.name, only):
+        if not force and up_to_date(submission, out / submission.name, only, settings_of(grade)):
             outcomes.append(Outcome(submission.name, "skipped"))
         else:
             queue.append(submission)
@@ -184,7 +192,8 @@ def grade_all(
                 job.process.join()
                 del running[submission]
                 status = job.process.exitcode
-                outcomes.append(record_outcome(submission, out / submission.name, status, job.started, only))
+                settings = settings_of(grade)
+                outcomes.append(record_outcome(submission, out / submission.name, status, job.started, only, settings))
                 report(outcomes[-1], len(outcomes), total)
     except KeyboardInterrupt:
         _stop_all(running)

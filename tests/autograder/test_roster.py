@@ -142,3 +142,15 @@ def test_its_fork_server_preloads_the_module_of_the_function_that_grades_one_sub
     for grade in (GRADE, functools.partial(GRADE)):
         preload = roster.server_preload(grade)
         assert preload[0] == "autograder.commands" and "autograder.checks.padding" in preload
+
+
+def test_it_regrades_a_grading_made_with_other_settings_such_as_an_opt_out_of_isolation(tmp_path):
+    submission, out = tmp_path / "submissions" / "ada", tmp_path / "out" / "ada"
+    build_submission(submission)
+    out.mkdir(parents=True)
+    (out / "results.json").write_text("{}")
+    opted_out = roster.settings_of(functools.partial(commands.grade_one, require_isolation=False))
+    required = roster.settings_of(functools.partial(commands.grade_one, require_isolation=True))
+    assert roster.record_outcome(submission, out, 0, time.monotonic(), ONLY, opted_out).status == "graded"
+    assert roster.up_to_date(submission, out, ONLY, opted_out)
+    assert not roster.up_to_date(submission, out, ONLY, required)

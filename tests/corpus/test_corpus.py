@@ -193,7 +193,9 @@ def test_it_names_the_mistake_in_a_student_submission(entry, graded):
 def test_its_results_record_the_mistake_its_feedback_names(entry, graded):
     """The class report counts `tags`: they must say exactly what the feedback says."""
     for item in graded(entry).items:
-        assert item.mistakes == ([named(item)] if named(item) else []), f"{item.name}:\n{item.feedback}"
+        # every line that leads with [ID] names a mistake ("C3+C4" names two, a line each)
+        leading = [match[1] for match in map(NAMED.match, item.feedback.splitlines()) if match]
+        assert item.mistakes == leading, f"{item.name}:\n{item.feedback}"
         assert bool(item.failure) == (item.status != "passed"), f"{item.name}: failure {item.failure!r}"
 
 
