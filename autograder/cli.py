@@ -5,7 +5,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from autograder import commands
+from autograder import TITLE, commands
 
 
 def _names(text: str) -> list[str]:
@@ -31,7 +31,7 @@ def _require_isolation(parser: argparse.ArgumentParser, default: bool | None) ->
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="autograde", description="Week 07 · Recurrent Networks autograder")
+    parser = argparse.ArgumentParser(prog="autograde", description=f"{TITLE} autograder")
     subcommands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     grade = subcommands.add_parser("grade", help="grade one submission (a folder holding exercises/)")

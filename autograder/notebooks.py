@@ -22,7 +22,7 @@ from pathlib import Path
 import nbformat
 from nbformat.notebooknode import NotebookNode
 
-from autograder import checks, rubric, stubs
+from autograder import TITLE, checks, rubric, stubs
 
 ASSIGNMENT = "week07"
 COURSE_ID = "week07-recurrent-networks"
@@ -251,7 +251,7 @@ def build_notebook(module: str, grading: rubric.Rubric) -> NotebookNode:
     source = path.read_text(encoding="utf-8")
     docstring, pieces = _definitions(path)
     todos = {todo.function.split(".")[0]: todo for todo in stubs.todos() if todo.module == module}
-    title = f"# Week 07 · Recurrent Networks: `{module}`\n\n{docstring}\n\nWrite your code in the cells marked "
+    title = f"# {TITLE}: `{module}`\n\n{docstring}\n\nWrite your code in the cells marked "
     title += "`YOUR CODE HERE`; run each cell below your answer to check it. Every other cell is read-only."
     cells = [_cell("markdown", title, f"intro_{module}"), _cell("code", SETUP, "setup")]
     cells[-1].metadata["jupyter"] = {"source_hidden": True}

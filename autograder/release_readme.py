@@ -8,6 +8,7 @@ accuracy needed, and the command that checks them with the grader's recipe).
 import ast
 from pathlib import Path
 
+from autograder import TITLE
 from autograder.rubric import Item, Rubric
 from autograder.stubs import EXERCISES, Todo
 
@@ -86,7 +87,7 @@ def readme(todos: list[Todo], rubric: Rubric, exercises: Path = EXERCISES) -> st
     call_timeout = _number(float(rubric.limits.get("call_timeout", 10)))
     memory_gb = _number(float(rubric.limits.get("memory_mb", 4096)) / 1024)
     text = [
-        "# Week 07 · Recurrent Networks — exercises",
+        f"# {TITLE} — exercises",
         "",
         "This week you write by hand what PyTorch's recurrent layers do for you: the recurrence loop and",
         "one LSTM step, packing a padded batch and gathering each row's last real state, the forget-bias",

@@ -10,6 +10,7 @@ import json
 import re
 from pathlib import Path
 
+from autograder import TITLE
 from autograder.results import GradingResult, ItemResult
 
 ANSI = re.compile(r"\x1b(\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(\x07|\x1b\\)|[@-Z\\-_])")
@@ -101,7 +102,7 @@ def markdown(result: GradingResult) -> str:
     """The summary for humans and for GitHub's job summary."""
     lines = [
         *([f"**{result.notice}**", ""] if result.notice else []),
-        f"## Week 07 · Recurrent Networks: {_number(result.score)} / {_number(result.max_score)}",
+        f"## {TITLE}: {_number(result.score)} / {_number(result.max_score)}",
         "",
         "| item | score | max | |",
         "|---|---:|---:|---|",

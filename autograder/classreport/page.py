@@ -8,10 +8,11 @@ same from a downloaded artifact as from disk. Every text that came from a result
 import statistics
 from html import escape
 
+import autograder
 from autograder.classreport import charts
 from autograder.classreport.data import ClassReport, Misconception, Share, Threshold
 
-TITLE = "Class report · Week 07 · Recurrent Networks"
+TITLE = f"Class report · {autograder.TITLE}"
 NAMES_SHOWN = 12  # students named per misconception before "and N more"
 POLICY = "default-src 'none'; style-src 'unsafe-inline'; img-src data:; base-uri 'none'; form-action 'none'"
 STYLE = """
