@@ -1,10 +1,13 @@
 """The reference's source and the hidden suites' text never reach the student's feedback."""
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
-from support import EXERCISES, SOLUTIONS, appended_to, grade
+import tiers
+from support import EXERCISES, SOLUTIONS, appended_to, build_submission, grade
 
 from autograder import reports, stubs
 from autograder.checks.recurrence import check_rnn_forward_output
@@ -131,3 +134,39 @@ def test_it_keeps_a_quote_put_together_at_run_time_out_of_every_report(submissio
             text = "\n".join(test["output"] for test in json.loads(text)["tests"])
         assert quoted(text, lines) == [], report
         assert WITHHELD in text, report
+
+
+READ_FROM_DISK = """
+
+def rnn_forward(x, weight_ih, weight_hh, bias_ih, bias_hh, h0=None):
+    text = open({path!r}).read()
+    print(text)
+    raise ValueError(text)
+"""
+
+
+def test_it_keeps_the_reference_out_of_the_reports_of_a_grading_without_isolation(tmp_path):
+    """The fallback tier, opted out of isolation: the worker reads the reference from disk, and still nothing shows."""
+    tiers.require()
+    tier = tiers.TIERS["fallback"]
+    work = tiers.work_folder(tmp_path / "work", tier)
+    leak = READ_FROM_DISK.format(path=str(SOLUTIONS / "recurrence.py"))
+    submission = build_submission(
+        work / "submission", EXERCISES, {"recurrence": appended_to("recurrence", leak, EXERCISES)}
+    )
+    out = tiers.work_folder(work / "out", tier)
+    grade = [sys.executable, "-m", "autograder.cli", "grade", str(submission), "--out", str(out)]
+    grade += ["--only", "rnn_forward", "--no-require-isolation"]
+    command = tiers.command(tier, grade, work)
+    done = subprocess.run(command, env=tiers.environment(tier, work), capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    document = json.loads((out / "results.json").read_text(encoding="utf-8"))
+    assert document["extra_data"]["isolation"]["hidden_instructor_files"] is False  # the file was there to read
+    lines = reference_lines()
+    for where, text in {
+        "results.json": (out / "results.json").read_text(encoding="utf-8"),
+        "summary.md": (out / "summary.md").read_text(encoding="utf-8"),
+        "the terminal": done.stdout + done.stderr,
+    }.items():
+        assert quoted(text, lines) == [], where
+    assert WITHHELD in "\n".join(test["output"] for test in document["tests"])
