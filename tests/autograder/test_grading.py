@@ -3,7 +3,6 @@
 import json
 import subprocess
 import sys
-import time
 
 import pytest
 from support import EXERCISES, SOLUTIONS, grade, replace_in
@@ -48,11 +47,10 @@ def test_it_scores_a_hanging_function_zero_and_goes_on(submission):
     hanging = replace_in(
         "padding", "    index = (lengths - 1)", "    while True:\n        pass\n    index = (lengths - 1)"
     )
-    started = time.monotonic()
     result = grade(submission({"padding": hanging}), only=["gather_final", "masked_mean"], call_timeout=2.0)
-    assert time.monotonic() - started < 60  # the bound: 2 s per call, not the start-up allowance
     (gather,) = by_function(result, "gather_final")
     assert gather.score == 0 and "did not finish (timeout)" in gather.feedback
+    assert "no answer within 2 s" in gather.feedback  # the call's own bound, not the start-up allowance
     assert gather.failure == "timeout"
     assert all(item.status == "passed" for item in by_function(result, "masked_mean"))
 

@@ -7,7 +7,8 @@ whose functions are all correct but written differently from the reference. The 
 file says which module it replaces (and, for a mistake, which function holds it and which id it is).
 
 Each file is graded once per session, as the reference with that one module replaced and with
-`--only` the functions of that module; every test below reads the same results. The same submissions
+`--only` the functions of that module (for a mistake, less the trainings it cannot change: see
+`Entry.graded`); every test below reads the same results. The same submissions
 also run through the released public tests (all of them in one interpreter): a push and the grade
 must agree on every function, and the public tests name the mistakes they see.
 """
@@ -26,7 +27,7 @@ from pathlib import Path
 import pytest
 from support import ROOT, SOLUTIONS, appended_to, build_submission, grade
 
-from autograder import release, stubs
+from autograder import release, rubric, stubs
 from autograder.catalogue import CATALOGUE
 from autograder.public_tests import todo_map
 from autograder.results import GradingResult, ItemResult
@@ -43,8 +44,9 @@ for _todo in stubs.todos():
     MODULE_FUNCTIONS.setdefault(_todo.module, ())
     MODULE_FUNCTIONS[_todo.module] += (_todo.function.split(".")[0],)
 
+TRAINED = frozenset(rubric.load().thresholds)  # functions whose grading trains a model on the student's code
 PARALLEL_GRADINGS = 2  # gradings at once; each is a grader process and its worker, mostly one busy at a time
-SLOW_MODULES = ("classifier",)  # its threshold items train the classifier 6 times: 15-25 s a grading
+SLOW_FUNCTIONS = ("SequenceClassifier",)  # its threshold items train the classifier 6 times: 15-25 s a grading
 SLOWEST_FIRST = ("classifier", "language_model", "padding", "baseline", "recurrence", "initialisation")
 MAX_LINES = 8
 MAX_LINE_LENGTH = 200  # a longer line is a tensor or a list printed whole
@@ -77,8 +79,16 @@ class Entry:
 
     @property
     def graded(self) -> tuple[str, ...]:
-        """What `--only` grades: every function of the module, the correct ones included."""
-        return MODULE_FUNCTIONS.get(self.module, ())
+        """What `--only` grades: every function of the module, the correct ones included.
+
+        A file of mistakes/ leaves out a function with threshold items that it does not change: those
+        items train that function alone, which is the reference's there (the reference's own grading
+        shows them full), and a classifier's trainings are most of a grading's time.
+        """
+        functions = MODULE_FUNCTIONS.get(self.module, ())
+        if self.mistake is None:
+            return functions
+        return tuple(function for function in functions if function in self.functions or function not in TRAINED)
 
 
 def _entry(path: Path) -> Entry:
@@ -105,7 +115,7 @@ Grader = Callable[[Entry], GradingResult]
 def cases(entries: list[Entry]) -> list:
     """One parameter per file, named by it; marked slow when grading it trains models for long."""
     return [
-        pytest.param(entry, id=entry.name, marks=[pytest.mark.slow] if entry.module in SLOW_MODULES else [])
+        pytest.param(entry, id=entry.name, marks=[pytest.mark.slow] if set(SLOW_FUNCTIONS) & set(entry.graded) else [])
         for entry in entries
     ]
 
