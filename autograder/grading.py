@@ -140,10 +140,11 @@ def grade(submission: Path, rubric: Rubric, require_isolation: bool | None = Non
     if require_isolation and refusal:
         raise IsolationRequired(refusal)
     with tempfile.TemporaryDirectory(prefix="autograde-") as folder:
-        ignored = copy_submission(submission, Path(folder) / "submission")
+        copy = Path(folder) / "submission"
+        ignored = copy_submission(submission, copy)
         # the worker starts first: it imports torch and warms up while this process does the same
         limits = limits_from(rubric)
-        with Worker(Path(folder) / "submission", Path(folder), limits, bool(require_isolation)) as worker:
+        with Worker(copy, Path(folder), limits, bool(require_isolation)) as worker:
             with one_torch_thread():
                 from autograder.student import Remote  # imports torch, as the worker does meanwhile
 
@@ -156,7 +157,7 @@ def grade(submission: Path, rubric: Rubric, require_isolation: bool | None = Non
                     raise IsolationRequired(str(error)) from None
                 from autograder.scrub import Scrubber
 
-                scrubber = Scrubber.for_submission(Path(folder) / "submission" / "exercises")
+                scrubber = Scrubber.for_submission(copy / "exercises")
                 student = Remote(worker, deadline, float(rubric.limits.get("call_timeout", 10.0)), scrubber)
                 outcomes = run_suites(student, rubric)
             if worker.refused:  # a restarted worker lost a layer: nothing it answered counts

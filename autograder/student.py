@@ -256,14 +256,18 @@ class Remote(Runner):
         try:
             response = self.worker.request(request, timeout)
         except WorkerDied as death:
-            self.transcript.append(self.scrub(self.worker.output.decode("utf-8", "replace")))
+            self._keep_output()
             hint = DEATH_HINTS.get(death.kind, "")
             if death.kind == "timeout" and _subject(target) == TRAINING_RUN:
                 hint = "The recipe takes a few seconds with vectorised code; a Python loop over rows is far too slow."
             message = f"{_subject(target)} did not finish ({death.kind}): {death.detail}. {hint}"
             raise Died(message, death.kind) from None
+        return response, self._keep_output()
+
+    def _keep_output(self) -> str:
+        """The call's output, scrubbed, added to the transcript."""
         self.transcript.append(self.scrub(self.worker.output.decode("utf-8", "replace")))
-        return response, self.transcript[-1]
+        return self.transcript[-1]
 
 
 class InProcess(Runner):
