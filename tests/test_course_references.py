@@ -18,7 +18,9 @@ ROOT = Path(__file__).resolve().parents[1]
 COURSE = next((root / "shared" / "course" for root in ROOT.parents[:2] if (root / "shared" / "course").exists()), ROOT)
 QUOTE = re.compile(r'"([^"]+)"')
 
-pytestmark = pytest.mark.skipif(COURSE == ROOT, reason="the course's lessons and demos live beside the repository")
+pytestmark = pytest.mark.skipif(
+    COURSE == ROOT, reason="the course's lessons and demos (shared/course) are not beside this checkout"
+)
 
 
 def text(name: str) -> str:
