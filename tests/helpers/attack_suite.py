@@ -34,6 +34,7 @@ import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from collections.abc import Callable
@@ -182,7 +183,15 @@ ATTACKS = [
         {"sample": ZERO},
         r"raised ValueError: sample gave up",
     ),
-    Attack("memory_bomb", "exits", ("exercises/initialisation.py",), {"set_forget_bias": ZERO}, r"ran out of memory"),
+    # whichever limit ends it first (the ceiling, or the call's timeout on a busy machine), it earns 0 and
+    # its worker is gone: the group's processes are looked for after the grading like every attack's
+    Attack(
+        "memory_bomb",
+        "exits",
+        ("exercises/initialisation.py",),
+        {"set_forget_bias": ZERO},
+        r"ran out of memory|did not finish \(timeout\)",
+    ),
     # hanging: each call is stopped after call_timeout, and the next item gets a fresh worker
     Attack("infinite_loop", "hangs", ("exercises/padding.py",), {"gather_final": ZERO, "masked_mean": FULL}, TIMEOUT),
     Attack("ignore_sigterm", "hangs", ("exercises/baseline.py",), {"bag_of_counts": ZERO}, TIMEOUT),
@@ -244,9 +253,10 @@ def attack_files(attack: Attack) -> list[Path]:
 # -- building a group's submission ------------------------------------------------------------
 @dataclass
 class Built:
-    folder: Path  # holds only submission/ and out/: anything else in it was written by an attack
+    folder: Path  # holds only submission/, out/ and tmp/: anything else in it was written by an attack
     submission: Path
     out: Path
+    tmp: Path  # the grader's TMPDIR: its sandbox, so every process of the grading names this path
     marks: dict[str, Path]  # attack -> the file it tries to leave in /tmp
     tokens: dict[str, str]  # attack -> the digits in its processes' command lines
     server: "AnswerServer"
@@ -286,7 +296,7 @@ class AnswerServer:
 
 def build(group: Group, folder: Path) -> Built:
     submission = build_submission(folder / "submission", group.base)
-    built = Built(folder, submission, folder / "out", {}, {}, AnswerServer())
+    built = Built(folder, submission, folder / "out", private_tmp(folder), {}, {}, AnswerServer())
     port = str(built.server.port)
     for attack in members(group):
         token = str(secrets.randbelow(9 * 10**8) + 10**8)
@@ -309,6 +319,16 @@ def build(group: Group, folder: Path) -> Built:
             (submission / relative).parent.mkdir(parents=True, exist_ok=True)
             (submission / relative).write_text(laid_over(group.base, relative, text))
     return built
+
+
+def private_tmp(folder: Path) -> Path:
+    """A temporary folder for the grading alone, owned like `folder` (the tier's user), open to all as /tmp is."""
+    tmp = folder / "tmp"
+    tmp.mkdir()
+    owner = folder.stat()
+    os.chown(tmp, owner.st_uid, owner.st_gid)
+    tmp.chmod(0o1777)
+    return tmp
 
 
 def laid_over(base: Path, relative: Path, text: str) -> str:
@@ -384,12 +404,21 @@ class Graded:
         self.traces.setdefault(name, []).append(text)
 
 
+def grade_with_tmp(tmp: Path, *arguments: Any, **options: Any) -> Any:
+    """`support.grade` with `tmp` as the temporary folder (in a pool process, which runs one grading at a time)."""
+    tempfile.tempdir = str(tmp)
+    try:
+        return grade(*arguments, **options)
+    finally:
+        tempfile.tempdir = None
+
+
 def grade_in_pool(group: Group, built: Built, graded: Graded, pool: Any) -> None:
     """`support.grade` in a process of the pool (never in pytest's own), then results.json written here."""
     built.out.mkdir()
     started = time.monotonic()
-    arguments = (built.submission, graded_functions(group))
-    pending = pool.apply_async(grade, arguments, {**group.limits, "require_isolation": True})
+    arguments = (built.tmp, built.submission, graded_functions(group))
+    pending = pool.apply_async(grade_with_tmp, arguments, {**group.limits, "require_isolation": True})
     try:
         result = pending.get(timeout=group.promised_seconds() + HARNESS_SLACK)
     except multiprocessing.TimeoutError:
@@ -424,7 +453,7 @@ def grade_by_command(group: Group, built: Built, graded: Graded, tier: Tier, wor
     process = subprocess.Popen(
         command(tier, argv, work),
         cwd=built.folder,
-        env=environment(tier, work),
+        env={**environment(tier, work), "TMPDIR": str(built.tmp)},
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         start_new_session=True,
@@ -458,7 +487,7 @@ def look_for_traces(built: Built, before: dict[str, str], graded: Graded) -> Non
         if mark.exists():
             graded.trace(name, f"wrote {mark}: {mark.read_text(errors='replace')[:200]!r}")
     for path in sorted(built.folder.iterdir()):
-        if path.name not in ("submission", "out"):
+        if path.name not in ("submission", "out", "tmp"):
             owner = path.name.removeprefix("escaped-")
             graded.trace(owner if owner in built.marks else "", f"wrote {path} next to the submission")
     for path in sorted(built.out.iterdir()) if built.out.exists() else []:
@@ -472,6 +501,12 @@ def look_for_traces(built: Built, before: dict[str, str], graded: Graded) -> Non
             blame(graded, content, f"changed the submission's {relative} (it is copied, never written)")
     for name, pids in survivors(built.tokens).items():
         graded.trace(name, f"{len(pids)} process(es) it started outlived the grading")
+    # the worker and its supervisor name the grading's sandbox (in built.tmp): none may outlive it, and
+    # the sandbox goes with them, whichever limit (timeout, memory, a death) ended the last call
+    for pids in survivors({"": str(built.tmp)}).values():
+        graded.trace("", f"{len(pids)} process(es) of the grading (its worker or supervisor) outlived it")
+    for path in sorted(built.tmp.iterdir()):
+        graded.trace("", f"the grading left {path.name} in its temporary folder")
     for line in built.server.heard:
         blame(graded, line, f"reached the test's loopback server ({line!r})")
 
