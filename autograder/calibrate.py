@@ -12,7 +12,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from autograder import rubric, variants
+from autograder import rubric
+from autograder.checks import variants
 from autograder.checks.thresholds import accuracy
 from autograder.student import InProcess
 from solutions import classifier, language_model

@@ -9,8 +9,9 @@ import traceback
 from functools import partial
 from pathlib import Path
 
-from autograder import reports, rubric, sandbox, stubs
-from autograder.grading import GradingError, failed_grading, grade, opted_out, run_environment
+from autograder import rubric, sandbox, stubs
+from autograder.grading import writers
+from autograder.grading.grade import GradingError, failed_grading, grade, opted_out, run_environment
 
 EXIT_OK, EXIT_BELOW, EXIT_ERROR = 0, 1, 2
 
@@ -47,12 +48,12 @@ def grade_command(
         result, status = failed_grading(selected, message, time.monotonic() - started), EXIT_ERROR
         traceback.print_exc()
     out.mkdir(parents=True, exist_ok=True)
-    reports.write_results_json(result, out / "results.json")
-    reports.write_summary_md(result, out / "summary.md")
+    writers.write_results_json(result, out / "results.json")
+    writers.write_summary_md(result, out / "summary.md")
     if os.environ.get("GITHUB_STEP_SUMMARY"):
         with open(os.environ["GITHUB_STEP_SUMMARY"], "a", encoding="utf-8") as summary:
-            summary.write(reports.markdown(result))
-    print(reports.table(result))
+            summary.write(writers.markdown(result))
+    print(writers.table(result))
     print(f"\nwrote {out / 'results.json'} and {out / 'summary.md'} ({result.execution_time:.1f} s)")
     if status == EXIT_OK and fail_under is not None and result.score < fail_under:
         print(f"score {result.score:g} is below --fail-under {fail_under:g}", file=sys.stderr)
@@ -106,13 +107,13 @@ def grade_all_command(
     Isolation is required unless `require_isolation` is False: where it is missing, no grading
     starts, each student's results.json gives the reason, and the exit status is 2.
     """
-    from autograder import roster
-    from autograder.progress import ProgressReport
+    from autograder.roster import grade_all
+    from autograder.roster.progress import ProgressReport
 
     if not submissions.is_dir():
         print(f"autograde: {submissions} is not a folder of submissions", file=sys.stderr)
         return EXIT_ERROR
-    jobs = jobs or roster.default_jobs()
+    jobs = jobs or grade_all.default_jobs()
     out.mkdir(parents=True, exist_ok=True)  # an empty roster still gets its (empty) gradebook and report
     try:
         selected = rubric.load().select(only)  # an unknown name stops here, before any grading
@@ -121,7 +122,7 @@ def grade_all_command(
         if require_isolation and isolation.refusal():
             return refuse_roster(submissions, out, selected, isolation)
         grade = partial(grade_one, require_isolation=require_isolation)
-        outcomes = roster.grade_all(submissions, out, jobs, grade, force, ProgressReport(), only)
+        outcomes = grade_all.grade_all(submissions, out, jobs, grade, force, ProgressReport(), only)
     except ValueError as error:
         print(f"autograde: {error}", file=sys.stderr)
         return EXIT_ERROR
@@ -140,14 +141,14 @@ def grade_all_command(
 
 def refuse_roster(submissions: Path, out: Path, selected: rubric.Rubric, isolation: sandbox.Isolation) -> int:
     """grade-all where isolation is required but missing: the reason in every student's results.json, exit 2."""
-    from autograder import roster
+    from autograder.roster import grade_all
 
     reason = isolation.refusal()
     result = failed_grading(selected, reason, 0.0, run_environment(isolation, True))
-    for submission in roster.students(submissions):
+    for submission in grade_all.students(submissions):
         (out / submission.name).mkdir(parents=True, exist_ok=True)
-        reports.write_results_json(result, out / submission.name / "results.json")
-        reports.write_summary_md(result, out / submission.name / "summary.md")
+        writers.write_results_json(result, out / submission.name / "results.json")
+        writers.write_summary_md(result, out / submission.name / "summary.md")
     print(f"autograde: {reason}", file=sys.stderr)
     print("(--no-require-isolation grades anyway, and says so on the first line of every report)", file=sys.stderr)
     return EXIT_ERROR
@@ -155,7 +156,7 @@ def refuse_roster(submissions: Path, out: Path, selected: rubric.Rubric, isolati
 
 def write_gradebook(results: Path, only: list[str] | None = None) -> int:
     """The roster's gradebook (CSV and overview), over the items that were graded."""
-    from autograder import gradebook
+    from autograder.roster import gradebook
 
     entries = gradebook.write(results, results, rubric.load().select(only))
     print(f"wrote {results / 'gradebook.csv'} and {results / 'overview.md'} ({len(entries)} students)")
@@ -171,7 +172,7 @@ def report_command(
     results: Path, out: Path, roster: Path | None, only: list[str] | None = None, required: bool = True
 ) -> int:
     """Write out/report.html (the class report) and out/misconceptions.md from the gradings under results."""
-    from autograder import roster_matrix as rosters
+    from autograder.roster import shards
 
     if not results.is_dir():
         print(f"autograde: {results} is not a folder of gradings", file=sys.stderr)
@@ -183,8 +184,8 @@ def report_command(
         return EXIT_ERROR if required else EXIT_OK
     try:
         selected = rubric.load().select(only)
-        expected = rosters.repositories(roster) if roster else None
-    except (ValueError, OSError, rosters.RosterError) as error:
+        expected = shards.repositories(roster) if roster else None
+    except (ValueError, OSError, shards.RosterError) as error:
         print(f"autograde: {error}", file=sys.stderr)
         return EXIT_ERROR
     report = classreport.write(results, out, selected, expected)
@@ -198,11 +199,11 @@ def report_command(
 def nbgrader_command(course: Path, assignment: str) -> int:
     """Write the nbgrader course directory; print what comes next."""
     try:
-        from autograder import notebooks
+        from autograder.release import nbgrader_course
     except ImportError as error:  # nbformat comes with nbgrader, in the nbgrader extra
         print(f"autograde: {missing_extra(error, 'nbgrader', 'the nbgrader course')}", file=sys.stderr)
         return EXIT_ERROR
-    written = notebooks.build_course(course, assignment)
+    written = nbgrader_course.build_course(course, assignment)
     for path in written:
         print(f"wrote {path}")
     print(f"next: cd {course} && nbgrader generate_assignment {assignment} --force")
@@ -224,11 +225,11 @@ def stubs_command(check: bool) -> int:
 
 def release_command(target: Path, force: bool, classroom: bool = False) -> int:
     """Write the student repository into target (its workflow reporting to GitHub Classroom with `classroom`)."""
-    from autograder import release
+    from autograder.release import student_repository
 
     try:
-        written = release.release(target, force, classroom)
-    except release.ReleaseError as error:
+        written = student_repository.release(target, force, classroom)
+    except student_repository.ReleaseError as error:
         print(f"autograde: {error}", file=sys.stderr)
         return EXIT_ERROR
     print(f"wrote the student repository to {target} ({len(written)} files)")
@@ -237,15 +238,14 @@ def release_command(target: Path, force: bool, classroom: bool = False) -> int:
 
 def gradebook_command(results: Path, out: Path, roster: Path | None) -> int:
     """Merge every student's results.json under results into out/gradebook.csv and out/overview.md."""
-    from autograder import gradebook
-    from autograder import roster_matrix as rosters
+    from autograder.roster import gradebook, shards
 
     if not results.is_dir():
         print(f"autograde: {results} is not a folder of gradings", file=sys.stderr)
         return EXIT_ERROR
     try:
-        expected = rosters.repositories(roster) if roster else None
-    except (OSError, rosters.RosterError) as error:
+        expected = shards.repositories(roster) if roster else None
+    except (OSError, shards.RosterError) as error:
         print(f"autograde: {error}", file=sys.stderr)
         return EXIT_ERROR
     entries = gradebook.write(results, out, rubric.load(), expected)
@@ -258,7 +258,7 @@ def gradebook_command(results: Path, out: Path, roster: Path | None) -> int:
 
 def merge_command(sources: list[Path], out: Path) -> int:
     """Copy each student's newest grading among the sources into out."""
-    from autograder import merge
+    from autograder.roster import merge
 
     try:
         picks = merge.merge(sources, out)
@@ -272,7 +272,7 @@ def merge_command(sources: list[Path], out: Path) -> int:
 
 def gradescope_command(out: Path) -> int:
     """Write the Gradescope autograder bundle."""
-    from autograder import gradescope
+    from autograder.release import gradescope
 
     names = gradescope.build(out)
     print(f"wrote {out} ({len(names)} files): upload it as the assignment's autograder")

@@ -41,13 +41,13 @@ def squeeze(text: str) -> str:
 def secret_files() -> list[Path]:
     """The reference solutions and the hidden suites with their checks and variants."""
     hidden = [*_PACKAGE.joinpath("suites").glob("*.py"), *_PACKAGE.joinpath("checks").glob("*.py")]
-    return sorted([*stubs.SOLUTIONS.glob("*.py"), *hidden, _PACKAGE / "variants.py"])
+    return sorted([*stubs.SOLUTIONS.glob("*.py"), *hidden])  # checks/ holds the variants
 
 
 def public_files() -> list[Path]:
     """What the worker or the student has anyway."""
     shipped = [*stubs.EXERCISES.glob("*.py"), *stubs.EXERCISES.joinpath("tests").glob("*.py")]
-    return sorted([*shipped, *_PACKAGE.joinpath("runtime").glob("*.py"), _PACKAGE / "catalogue.py"])
+    return sorted([*shipped, *_PACKAGE.joinpath("runtime").glob("*.py"), _PACKAGE / "checks" / "catalogue.py"])
 
 
 def _windows(line: str) -> Iterable[str]:

@@ -26,7 +26,7 @@ import time
 from pathlib import Path
 
 from autograder import rubric
-from autograder.roster import default_jobs, students
+from autograder.roster.grade_all import default_jobs, students
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
@@ -79,7 +79,7 @@ def grade_all(submissions: Path, out: Path, jobs: int) -> float:
 
 
 def grade_all_scores(results: Path) -> Scores:
-    from autograder.notebooks import grade_cell_id  # the nbgrader cell of each item, to compare with (c)
+    from autograder.release.nbgrader_course import grade_cell_id  # the nbgrader cell of each item, to compare with (c)
 
     ids = {item.name: grade_cell_id(item) for item in rubric.load().items}
     scores = {}
@@ -102,25 +102,25 @@ def as_nbgrader_course(submissions: Path, course: Path) -> str:
     """
     import nbformat
 
-    from autograder import notebooks
+    from autograder.release import nbgrader_course
 
-    notebooks.build_course(course)
-    nbgrader(course, "generate_assignment", notebooks.ASSIGNMENT, "--force")
-    release = course / "release" / notebooks.ASSIGNMENT
+    nbgrader_course.build_course(course)
+    nbgrader(course, "generate_assignment", nbgrader_course.ASSIGNMENT, "--force")
+    release = course / "release" / nbgrader_course.ASSIGNMENT
     for submission in students(submissions):
-        target = course / "submitted" / submission.name / notebooks.ASSIGNMENT
+        target = course / "submitted" / submission.name / nbgrader_course.ASSIGNMENT
         target.mkdir(parents=True)
-        for module in notebooks.MODULES:
+        for module in nbgrader_course.MODULES:
             released = nbformat.read(release / f"{module}.ipynb", as_version=4)
-            filled = notebooks.fill_answers(released, submission / "exercises" / f"{module}.py")
+            filled = nbgrader_course.fill_answers(released, submission / "exercises" / f"{module}.py")
             nbformat.write(filled, target / f"{module}.ipynb")
-    return notebooks.ASSIGNMENT
+    return nbgrader_course.ASSIGNMENT
 
 
 def nbgrader_scores(course: Path) -> Scores:
     from nbgrader.api import Gradebook
 
-    from autograder.notebooks import ASSIGNMENT
+    from autograder.release.nbgrader_course import ASSIGNMENT
 
     scores: Scores = {}
     with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gradebook:

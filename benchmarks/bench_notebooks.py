@@ -15,7 +15,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from autograder import notebooks
+from autograder.release import nbgrader_course
 
 STUDENTS = {"reference": "source", "untouched": "release"}
 
@@ -29,20 +29,27 @@ def nbgrader(course: Path, *arguments: str) -> float:
 def main() -> None:
     with tempfile.TemporaryDirectory(prefix="bench-notebooks-") as folder:
         course = Path(folder)
-        notebooks.build_course(course)
-        print(f"generate_assignment: {nbgrader(course, 'generate_assignment', notebooks.ASSIGNMENT):.1f} s")
+        nbgrader_course.build_course(course)
+        print(f"generate_assignment: {nbgrader(course, 'generate_assignment', nbgrader_course.ASSIGNMENT):.1f} s")
         for student, step in STUDENTS.items():
-            target = course / "submitted" / student / notebooks.ASSIGNMENT
+            target = course / "submitted" / student / nbgrader_course.ASSIGNMENT
             target.mkdir(parents=True)
-            for path in (course / step / notebooks.ASSIGNMENT).glob("*.ipynb"):
+            for path in (course / step / nbgrader_course.ASSIGNMENT).glob("*.ipynb"):
                 target.joinpath(path.name).write_bytes(path.read_bytes())
         print(f"{'notebook':16} " + " ".join(f"{student:>10}" for student in STUDENTS))
         totals = dict.fromkeys(STUDENTS, 0.0)
-        for module in notebooks.MODULES:
+        for module in nbgrader_course.MODULES:
             row = []
             for student in STUDENTS:
                 seconds = nbgrader(
-                    course, "autograde", notebooks.ASSIGNMENT, "--student", student, "--notebook", module, "--force"
+                    course,
+                    "autograde",
+                    nbgrader_course.ASSIGNMENT,
+                    "--student",
+                    student,
+                    "--notebook",
+                    module,
+                    "--force",
                 )
                 totals[student] += seconds
                 row.append(f"{seconds:9.1f}s")

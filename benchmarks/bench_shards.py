@@ -28,8 +28,8 @@ from pathlib import Path
 
 from bench_grading import roster, timed
 
-from autograder.roster import students
-from autograder.roster_matrix import SHARD_SIZE, Student, shards
+from autograder.roster.grade_all import students
+from autograder.roster.shards import SHARD_SIZE, Student, shards
 
 ROOT = Path(__file__).resolve().parents[1]
 ROSTERS = (30, 300, 1000)

@@ -7,7 +7,7 @@ import pytest
 import skip_policy
 from support import EXERCISES, SOLUTIONS, build_submission, grade
 
-from autograder.results import GradingResult
+from autograder.grading.results import GradingResult
 
 
 def pytest_configure(config: pytest.Config) -> None:

@@ -10,8 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from autograder import release_readme, stubs
-from autograder.catalogue import MISTAKES
+from autograder import stubs
+from autograder.checks.catalogue import MISTAKES
+from autograder.release import readme
 
 ROOT = Path(__file__).resolve().parents[1]
 # the course's shared folder sits beside the repository (or beside the folder of its git worktrees)
@@ -29,7 +30,7 @@ def text(name: str) -> str:
 
 REFERENCES = [(f"[{mistake.id}]", mistake.lesson) for mistake in MISTAKES]
 REFERENCES += [(f"[{mistake.id}:{form}]", own.lesson) for mistake in MISTAKES for form, own in mistake.forms.items()]
-REFERENCES += [(todo.label, release_readme.lesson(todo)) for todo in stubs.todos()]
+REFERENCES += [(todo.label, readme.lesson(todo)) for todo in stubs.todos()]
 
 
 @pytest.mark.parametrize(("where", "reference"), REFERENCES, ids=[where for where, _ in REFERENCES])

@@ -3,7 +3,7 @@
 import numpy as np
 import torch
 
-from autograder import variants
+from autograder.checks import variants
 from autograder.checks.compare import describe_type, fail, with_diagnosis
 from autograder.checks.inputs import generator
 from solutions import baseline as reference

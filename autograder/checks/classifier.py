@@ -2,7 +2,7 @@
 
 import torch
 
-from autograder import variants
+from autograder.checks import variants
 from autograder.checks.compare import Comparison, expect_tensor, fail, variant_outputs, with_diagnosis
 from autograder.checks.inputs import generator, seeded_module
 from autograder.runtime.trusted import TinyClassifier

@@ -14,8 +14,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from autograder import catalogue
-from autograder.checks import findings
+from autograder.checks import catalogue, findings
 from autograder.runtime.codec import Unsupported
 
 ATOL, RTOL = 1e-5, 1e-4  # DESIGN.md: "equals" is allclose(atol=1e-5, rtol=1e-4)

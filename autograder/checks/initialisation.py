@@ -5,7 +5,7 @@ import copy
 import torch
 from torch import nn
 
-from autograder import variants
+from autograder.checks import variants
 from autograder.checks.compare import fail, with_diagnosis
 from autograder.checks.inputs import seeded_module
 from solutions import initialisation as reference

@@ -3,7 +3,7 @@
 import torch
 from torch import nn
 
-from autograder import variants
+from autograder.checks import variants
 from autograder.checks.compare import Comparison, expect_pair, expect_tensor, fail, variant_outputs, with_diagnosis
 from autograder.checks.inputs import garbage_after, normal, seeded_module
 from autograder.student import Raised

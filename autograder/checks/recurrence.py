@@ -4,7 +4,7 @@ import re
 
 import torch
 
-from autograder import variants
+from autograder.checks import variants
 from autograder.checks.compare import Comparison, expect_pair, expect_tensor, fail, variant_outputs, with_diagnosis
 from autograder.checks.inputs import normal
 from autograder.student import Raised

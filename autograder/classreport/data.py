@@ -12,8 +12,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from autograder import stubs
-from autograder.catalogue import CATALOGUE, MISTAKES
-from autograder.gradebook import Entry, collect
+from autograder.checks.catalogue import CATALOGUE, MISTAKES
+from autograder.roster.gradebook import Entry, collect
 from autograder.rubric import Rubric
 
 # item failures that say the grading of the item went wrong, not the answer (plugin.failure_kind)

@@ -11,11 +11,12 @@ from pathlib import Path
 
 import pytest
 
-from autograder import cli, reports, rubric
-from autograder.catalogue import CATALOGUE
+from autograder import cli, rubric
+from autograder.checks.catalogue import CATALOGUE
 from autograder.classreport import data, summary
-from autograder.grading import failed_grading
-from autograder.results import GradingResult, ItemResult
+from autograder.grading import writers
+from autograder.grading.grade import failed_grading
+from autograder.grading.results import GradingResult, ItemResult
 
 ONLY = ["gather_final", "masked_mean", "next_token_loss"]
 SELECTED = rubric.load().select(ONLY)
@@ -74,12 +75,12 @@ def results(tmp_path_factory: pytest.TempPathFactory) -> Path:
     folder = tmp_path_factory.mktemp("results")
     for name, result in ROSTER.items():
         (folder / name).mkdir()
-        reports.write_results_json(result, folder / name / "results.json")
+        writers.write_results_json(result, folder / name / "results.json")
     (folder / "gus").mkdir()
     (folder / "gus" / "results.json").write_text('{"tests": [')
     (folder / "gus" / "student").write_text(UNGRADED_HOSTILE)
     (folder / "ivy").mkdir()
-    reports.write_results_json(
+    writers.write_results_json(
         graded({"masked_mean: values": ("wrong", ["G3"])}, 0.95), folder / "ivy" / "results.json"
     )
     (folder / "ivy" / "student").write_text(HOSTILE)
@@ -220,7 +221,7 @@ def test_it_tables_only_the_ten_most_named_mistakes(tmp_path):
     for number, mistake in enumerate(ids):
         result = graded({"gather_final: values": ("wrong", [mistake])}, 0.9)
         (tmp_path / f"s{number}").mkdir()
-        reports.write_results_json(result, tmp_path / f"s{number}" / "results.json")
+        writers.write_results_json(result, tmp_path / f"s{number}" / "results.json")
     text = summary.misconception_table(data.build(tmp_path, SELECTED))
     assert [line.split(" | ")[0][2:] for line in text.splitlines() if line.startswith("| ")][1:] == ids[:10]
     assert "... and 2 more in `report.html`." in text

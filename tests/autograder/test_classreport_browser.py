@@ -16,7 +16,7 @@ from playwright.sync_api import sync_playwright
 from support import ROOT, appended_to, build_submission, replace_in
 
 from autograder import cli, stubs
-from autograder.catalogue import CATALOGUE
+from autograder.checks.catalogue import CATALOGUE
 
 MISTAKES = ROOT / "tests" / "corpus" / "mistakes"
 OUTPUT = ROOT / "tests" / "output"

@@ -9,9 +9,11 @@ import pytest
 from support import ROOT
 from workflow_runner import stand_in_gh
 
-from autograder import feedback, reports, rubric
-from autograder.grading import failed_grading
-from autograder.results import GradingResult, ItemResult
+from autograder import rubric
+from autograder.grading import writers
+from autograder.grading.grade import failed_grading
+from autograder.grading.results import GradingResult, ItemResult
+from autograder.roster import issues
 
 DEADLINE = "2026-12-04T23:59:00+01:00"
 ROSTER = "course/alice\ncourse/bob  2026-12-06T23:59:00+01:00\ncourse/cy\ncourse/dee\n"
@@ -25,8 +27,8 @@ def graded(folder: Path, missed: int = 0, commit: str = "a1b2c3d4e5f60718293a", 
         score, status, text = (item.points, "passed", "") if passed else (0, "failed", "Check the shapes.")
         items.append(ItemResult(item.name, item.function, "", score, item.points, status, text))
     folder.mkdir(parents=True, exist_ok=True)
-    reports.write_results_json(GradingResult(items, 1.0), folder / "results.json")
-    reports.write_summary_md(GradingResult(items, 1.0), folder / "summary.md")
+    writers.write_results_json(GradingResult(items, 1.0), folder / "results.json")
+    writers.write_summary_md(GradingResult(items, 1.0), folder / "summary.md")
     for name, text in {"commit": commit, "commit-time": "2026-12-04T21:10:00+01:00", "deadline": deadline}.items():
         (folder / name).write_text(text + "\n")
     return folder
@@ -42,8 +44,8 @@ def course(tmp_path: Path) -> dict:
     (results / "course__cy" / "error").write_text(f"no commit before the deadline {DEADLINE}\n")
     (results / "course__dee").mkdir()
     crashed = failed_grading(rubric.load(), "the grading process ended with status 1", 1.0)
-    reports.write_results_json(crashed, results / "course__dee" / "results.json")
-    reports.write_summary_md(crashed, results / "course__dee" / "summary.md")  # as grade-all leaves it
+    writers.write_results_json(crashed, results / "course__dee" / "results.json")
+    writers.write_summary_md(crashed, results / "course__dee" / "summary.md")  # as grade-all leaves it
     graded(results / "course__eve")
     (tmp_path / "roster.txt").write_text(ROSTER)
     stand_in_gh(tmp_path / "bin", tmp_path / "gh.json")
@@ -56,7 +58,7 @@ def post(course: dict, *options: str, token: str = "feedback-token") -> subproce
         sys.executable,
         "-S",
         "-m",
-        "autograder.feedback",
+        "autograder.roster.issues",
         str(course["results"]),
         "--roster",
         str(course["root"] / "roster.txt"),
@@ -73,7 +75,7 @@ def calls(course: dict) -> list[dict]:
     return found
 
 
-def issues(course: dict) -> dict[str, list[dict]]:
+def posted_issues(course: dict) -> dict[str, list[dict]]:
     return json.loads(course["state"].read_text())["issues"]
 
 
@@ -93,15 +95,15 @@ def test_it_opens_one_issue_per_graded_roster_student_with_their_summary_and_wha
         ["issue", "create", "--repo"],
     ]
     assert "--state" in made[0]["args"] and made[0]["args"][made[0]["args"].index("--state") + 1] == "all"
-    opened = issues(course)
+    opened = posted_issues(course)
     assert set(opened) == {"course/alice", "course/bob"}, "cy has no grading, dee's failed, eve is not on the roster"
     alice, bob = opened["course/alice"][0], opened["course/bob"][0]
-    assert alice["title"] == feedback.ISSUE_TITLE == "Week 07 · Recurrent Networks: your grade and feedback"
+    assert alice["title"] == issues.ISSUE_TITLE == "Week 07 · Recurrent Networks: your grade and feedback"
     assert alice["body"].startswith((course["results"] / "course__alice" / "summary.md").read_text().rstrip())
     assert (
         "Check the shapes." in alice["body"] and "commit `a1b2c3d4e5f6` of 2026-12-04T21:10:00+01:00" in alice["body"]
     )
-    assert "your deadline, 2026-12-06T23:59:00+01:00" in bob["body"] and feedback.MARKER in bob["body"]
+    assert "your deadline, 2026-12-06T23:59:00+01:00" in bob["body"] and issues.MARKER in bob["body"]
     assert "course/cy: skipped no valid grading: no commit before the deadline" in done.stdout
     assert "course/dee: skipped no valid grading: grading failed" in done.stdout
     assert "feedback: 2 opened, 0 updated, 0 unchanged, 2 skipped, 0 failed" in done.stdout
@@ -116,16 +118,16 @@ def test_it_edits_the_same_issue_when_the_feedback_changed_and_writes_nothing_wh
     assert [call["args"][:4] for call in calls(course) if call["args"][1] != "list"] == [
         ["issue", "edit", "1", "--repo"]
     ]
-    alice = issues(course)["course/alice"]
+    alice = posted_issues(course)["course/alice"]
     assert len(alice) == 1 and "f00dfeedf00d" in alice[0]["body"]
 
 
 def test_it_updates_our_issue_rather_than_another_with_the_same_title(course):
-    theirs = {"number": 1, "title": feedback.ISSUE_TITLE, "body": "my own notes"}
-    ours = {"number": 2, "title": feedback.ISSUE_TITLE, "body": f"old feedback\n{feedback.MARKER}\n"}
+    theirs = {"number": 1, "title": issues.ISSUE_TITLE, "body": "my own notes"}
+    ours = {"number": 2, "title": issues.ISSUE_TITLE, "body": f"old feedback\n{issues.MARKER}\n"}
     configure(course, issues={"course/alice": [theirs, ours]})
     assert post(course).returncode == 0
-    alice = issues(course)["course/alice"]
+    alice = posted_issues(course)["course/alice"]
     assert alice[0]["body"] == "my own notes" and "Check the shapes." in alice[1]["body"]
 
 
@@ -142,7 +144,7 @@ def test_it_says_what_to_do_for_a_repository_it_cannot_post_to_and_posts_the_oth
         "::error title=no feedback for course/bob::the token cannot see course/bob: give FEEDBACK_TOKEN access"
         in done.stdout
     )
-    assert set(issues(course)) == {"course/cy"}
+    assert set(posted_issues(course)) == {"course/cy"}
 
 
 def test_it_waits_and_retries_when_github_asks_to_slow_down(course):
@@ -151,7 +153,7 @@ def test_it_waits_and_retries_when_github_asks_to_slow_down(course):
     assert done.returncode == 0, done.stdout + done.stderr
     creates = [call for call in calls(course) if call["args"][1] == "create"]
     assert [call["args"][3] for call in creates] == ["course/alice", "course/alice", "course/bob"]
-    assert len(issues(course)["course/alice"]) == 1
+    assert len(posted_issues(course)["course/alice"]) == 1
 
 
 def test_it_stops_at_once_when_github_refuses_the_token(course):
@@ -167,7 +169,7 @@ def test_it_paces_writes_under_githubs_limits_per_minute_and_per_hour():
         slept.append(seconds)
         now[0] += seconds
 
-    pacer = feedback.Pacer(per_minute=2, per_hour=3, clock=lambda: now[0], sleep=sleep)
+    pacer = issues.Pacer(per_minute=2, per_hour=3, clock=lambda: now[0], sleep=sleep)
     for _ in range(4):
         pacer.wait()
         now[0] += 1.0
@@ -177,6 +179,6 @@ def test_it_paces_writes_under_githubs_limits_per_minute_and_per_hour():
 
 def test_it_shortens_a_summary_beyond_githubs_limit_after_a_whole_item():
     block = "<details><summary>item</summary>\n\n```text\n" + "x" * 9_000 + "\n```\n\n</details>\n"
-    text = feedback.shortened("## score\n" + block * 10)
-    assert len(text) < feedback.MAX_BODY and text.count("<details>") == text.count("</details>") == 6
+    text = issues.shortened("## score\n" + block * 10)
+    assert len(text) < issues.MAX_BODY and text.count("<details>") == text.count("</details>") == 6
     assert text.endswith("*(Shortened: GitHub limits the length of an issue.)*\n")

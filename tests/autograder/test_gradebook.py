@@ -7,8 +7,10 @@ from pathlib import Path
 import pytest
 from support import build_submission, grade, replace_in
 
-from autograder import cli, gradebook, reports, rubric
-from autograder.grading import failed_grading
+from autograder import cli, rubric
+from autograder.grading import writers
+from autograder.grading.grade import failed_grading
+from autograder.roster import gradebook
 
 ONLY = ["gather_final", "masked_mean"]
 LAST_STEP = "output[:, -1]"  # the catalogue's G1: the state after the padding
@@ -32,7 +34,7 @@ def results(tmp_path_factory: pytest.TempPathFactory) -> Path:
     }
     for name, result in graded.items():
         (folder / name).mkdir()
-        reports.write_results_json(result, folder / name / "results.json")
+        writers.write_results_json(result, folder / name / "results.json")
     (folder / "alice" / "commit").write_text("a1b2c3d4e5f60718293a4b5c6d7e8f9012345678\n")
     (folder / "alice" / "student").write_text("course/alice-week07\n")
     record = {

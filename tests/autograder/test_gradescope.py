@@ -12,8 +12,9 @@ import jsonschema
 import pytest
 from support import EXERCISES, SOLUTIONS, build_submission
 
-from autograder import cli, gradescope, rubric
+from autograder import cli, rubric
 from autograder.gradescope_run import find_submission
+from autograder.release import gradescope
 
 SCHEMA = json.loads((Path(__file__).parent / "gradescope_results.schema.json").read_text())
 
@@ -66,7 +67,8 @@ def test_it_carries_the_grader_its_reference_and_rubric_but_no_caches_or_project
         assert needed in names
     assert {f"grader/solutions/{path.name}" for path in SOLUTIONS.glob("*.py")} <= names
     assert {
-        f"grader/autograder/runtime/{p.name}" for p in (Path(gradescope.__file__).parent / "runtime").glob("*.py")
+        f"grader/autograder/runtime/{p.name}"
+        for p in (Path(gradescope.__file__).parent.parent / "runtime").glob("*.py")
     } <= names
     assert not [name for name in names if "__pycache__" in name or name.endswith(".pyc")]
     assert not [name for name in names if name.startswith(("grader/tests/", "grader/.git"))]

@@ -7,8 +7,9 @@ import sys
 import pytest
 from support import EXERCISES, SOLUTIONS, grade, replace_in
 
-from autograder import reports, rubric, stubs
-from autograder.grading import PRELOAD, GradingError, copy_submission, limits_from
+from autograder import rubric, stubs
+from autograder.grading import writers
+from autograder.grading.grade import PRELOAD, GradingError, copy_submission, limits_from
 
 
 def scores(result) -> dict[str, float]:
@@ -107,7 +108,7 @@ def test_it_grades_the_same_submission_identically_twice(submission, tmp_path):
     documents = []
     for _ in range(2):
         result = grade(folder, only=["gather_final", "masked_mean", "sample"])
-        document = reports.gradescope(result)
+        document = writers.gradescope(result)
         document.pop("execution_time")
         documents.append(json.dumps(document, sort_keys=True))
     assert documents[0] == documents[1]

@@ -4,7 +4,8 @@ from pathlib import Path
 
 import pytest
 
-from autograder import cli, merge
+from autograder import cli
+from autograder.roster import merge
 
 
 def grading(source: Path, student: str, graded_at: str | None, score: str) -> Path:

@@ -22,12 +22,13 @@ from nbformat.notebooknode import NotebookNode
 from support import code_without_docstrings
 from traitlets.config.loader import PyFileConfigLoader
 
-from autograder import cli, notebooks, rubric, stubs
+from autograder import cli, rubric, stubs
 from autograder.checks.compare import CheckFailure
 from autograder.notebook_feedback import Feedback, feedback
+from autograder.release import nbgrader_course
 
-ASSIGNMENT = notebooks.ASSIGNMENT
-SUITES = Path(notebooks.__file__).parent / "suites"
+ASSIGNMENT = nbgrader_course.ASSIGNMENT
+SUITES = Path(nbgrader_course.__file__).parent.parent / "suites"
 GATHER_LAST = "    return output[:, -1]\n"  # catalogue mistake G1: the state after the padding
 WARNS = "    lengths = torch.tensor(lengths)  # right, but PyTorch warns on stderr\n"
 STUDENTS = ("reference", "untouched", "mistaken")
@@ -47,11 +48,11 @@ def grade_id(cell: NotebookNode) -> str:
     return cell.metadata["nbgrader"]["grade_id"]
 
 
-cell_id = notebooks.grade_cell_id
+cell_id = nbgrader_course.grade_cell_id
 
 
 def read_all(folder: Path) -> dict[str, NotebookNode]:
-    return {module: nbformat.read(folder / f"{module}.ipynb", as_version=4) for module in notebooks.MODULES}
+    return {module: nbformat.read(folder / f"{module}.ipynb", as_version=4) for module in nbgrader_course.MODULES}
 
 
 def todo_of(item: rubric.Item) -> stubs.Todo:
@@ -82,7 +83,9 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def test_it_writes_the_config_and_one_valid_notebook_per_exercise_module(built):
     assert (built / "nbgrader_config.py").is_file()
-    assert sorted(path.stem for path in (built / "source" / ASSIGNMENT).glob("*.ipynb")) == sorted(notebooks.MODULES)
+    assert sorted(path.stem for path in (built / "source" / ASSIGNMENT).glob("*.ipynb")) == sorted(
+        nbgrader_course.MODULES
+    )
     for notebook in read_all(built / "source" / ASSIGNMENT).values():
         nbformat.validate(notebook)
         assert cells(notebook, grade_id="setup", locked=True, grade=False)
@@ -128,16 +131,18 @@ def test_it_puts_each_todo_in_one_answer_cell_with_its_region_and_the_stub_that_
 
 def test_it_fills_the_answer_cells_with_the_definitions_written_in_a_module_file(tmp_path):
     grading = rubric.load()
-    for module in notebooks.MODULES:
+    for module in nbgrader_course.MODULES:
         todos = [todo for todo in stubs.todos() if todo.module == module]
         answers = {todo.number: f"    # answer {todo.number}" for todo in todos}
         source = (stubs.SOLUTIONS / f"{module}.py").read_text()
         for todo in todos:
             source = source.replace(todo.solution, answers[todo.number] + "\n", 1)
         (tmp_path / f"{module}.py").write_text(source)
-        notebook = notebooks.fill_answers(notebooks.build_notebook(module, grading), tmp_path / f"{module}.py")
+        notebook = nbgrader_course.fill_answers(
+            nbgrader_course.build_notebook(module, grading), tmp_path / f"{module}.py"
+        )
         for todo in todos:
-            [answer] = cells(notebook, grade_id=notebooks.answer_id(todo))
+            [answer] = cells(notebook, grade_id=nbgrader_course.answer_id(todo))
             assert answers[todo.number] in answer.source, todo.label
             assert answer.source in source, f"{todo.label}: the cell is not the module's definition"
             assert not any(answers[todo.number] in cell.source for cell in notebook.cells if cell is not answer)
@@ -212,7 +217,7 @@ def mistaken(source: Path, target: Path) -> None:
 def course(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A built course after `nbgrader generate_assignment`."""
     course = tmp_path_factory.mktemp("course")
-    notebooks.build_course(course)
+    nbgrader_course.build_course(course)
     finish(nbgrader(course, "generate_assignment", ASSIGNMENT, "--force"))
     return course
 

@@ -18,9 +18,20 @@ from pathlib import Path
 import pytest
 from support import EXERCISES, ROOT, SOLUTIONS, code_without_docstrings
 
-from autograder import catalogue, cli, release, rubric, stubs, variants
-from autograder.checks import baseline, classifier, initialisation, language_model, padding, recurrence, thresholds
-from autograder.public_tests import PUBLIC_TESTS, todo_map
+from autograder import cli, rubric, stubs
+from autograder.checks import (
+    baseline,
+    catalogue,
+    classifier,
+    initialisation,
+    language_model,
+    padding,
+    recurrence,
+    thresholds,
+    variants,
+)
+from autograder.release import student_repository
+from autograder.release.public_tests import PUBLIC_TESTS, todo_map
 from autograder.runtime import training
 from autograder.student import InProcess, in_package
 
@@ -38,7 +49,7 @@ TODO_LABEL = re.compile(r"TODO (\d+) ·")
 @pytest.fixture(scope="module")
 def released(tmp_path_factory: pytest.TempPathFactory) -> Path:
     target = tmp_path_factory.mktemp("student") / "repository"
-    release.release(target)
+    student_repository.release(target)
     return target
 
 
@@ -94,9 +105,9 @@ def test_it_names_no_hidden_module_in_any_released_file(released):
 
 # -- the training check: the grader's recipe, on other data -----------------------------------------
 def test_its_training_check_is_the_graders_own_recipe_settings_and_wording(released):
-    check = released / release.CHECK_TRAINING
-    assert (check / "recipe.py").read_bytes() == (release.RUNTIME / "training.py").read_bytes()
-    assert (check / "language_model.py").read_bytes() == (release.RUNTIME / "language_model.py").read_bytes()
+    check = released / student_repository.CHECK_TRAINING
+    assert (check / "recipe.py").read_bytes() == (student_repository.RUNTIME / "training.py").read_bytes()
+    assert (check / "language_model.py").read_bytes() == (student_repository.RUNTIME / "language_model.py").read_bytes()
     assert (check / "forget_gate.py").read_text().count("set_forget_bias(rnn, value)") == 1  # not the grader's own
     shipped = json.loads((check / "settings.json").read_text())["items"]
     graded = {
@@ -109,7 +120,7 @@ def test_its_training_check_is_the_graders_own_recipe_settings_and_wording(relea
 
 def test_its_training_check_trains_and_evaluates_on_rows_the_grader_never_uses(released):
     seeds = training.DataSeeds(
-        **json.loads((released / release.CHECK_TRAINING / "settings.json").read_text())["data_seeds"]
+        **json.loads((released / student_repository.CHECK_TRAINING / "settings.json").read_text())["data_seeds"]
     )
     for settings in (spec for aspects in rubric.load().thresholds.values() for spec in aspects.values()):
         grader = thresholds.GRADER_SEEDS[training.kind(settings)]
@@ -131,7 +142,7 @@ def public_conftest():
 
 
 def test_its_mistake_values_name_public_tests_variants_and_the_catalogues_words_only(released):
-    shipped = json.loads((released / release.MISTAKES).read_text())
+    shipped = json.loads((released / student_repository.MISTAKES).read_text())
     assert set(shipped) == {"mistakes", "tests"}
     tests = set(todo_map(stubs.todos()))
     for test, entry in shipped["tests"].items():
@@ -177,7 +188,7 @@ def test_its_mistake_values_share_no_input_with_the_hidden_checks(released):
             name = f"check_{item.function}_{item.aspect}"
             getattr(next(module for module in CHECKS if hasattr(module, name)), name)(spy)
     hidden = set(spy.seen)
-    shipped = json.loads((released / release.MISTAKES).read_text())
+    shipped = json.loads((released / student_repository.MISTAKES).read_text())
     public = {
         found
         for entry in shipped["tests"].values()
@@ -352,7 +363,7 @@ def junit_cases(path: Path) -> dict[str, tuple[str, str]]:
 @pytest.mark.slow
 def test_a_student_installs_the_release_in_a_fresh_venv_and_its_public_tests_fail_then_pass(tmp_path):
     repository = tmp_path / "student"
-    written = release.release(repository)
+    written = student_repository.release(repository)
     env = {**os.environ, "GIT_AUTHOR_NAME": "s", "GIT_AUTHOR_EMAIL": "s@example.org"}
     assert run(["git", "init", "--quiet", str(repository)], tmp_path, env).returncode == 0
 

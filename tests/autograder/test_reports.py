@@ -7,8 +7,9 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from autograder import reports, rubric, stubs
-from autograder.results import GradingResult, ItemResult
+from autograder import rubric, stubs
+from autograder.grading import writers
+from autograder.grading.results import GradingResult, ItemResult
 
 SCHEMA = json.loads((Path(__file__).parent / "gradescope_results.schema.json").read_text())
 
@@ -27,7 +28,7 @@ def sample(feedback: str = "output differs", output: str = "") -> GradingResult:
 
 def test_it_writes_results_json_that_gradescope_accepts(tmp_path, reference_result, stub_result):
     for result in (sample(), reference_result, stub_result):
-        reports.write_results_json(result, tmp_path / "results.json")
+        writers.write_results_json(result, tmp_path / "results.json")
         document = json.loads((tmp_path / "results.json").read_text())
         validate(document)
         assert document["score"] == sum(test["score"] for test in document["tests"])
@@ -35,7 +36,7 @@ def test_it_writes_results_json_that_gradescope_accepts(tmp_path, reference_resu
 
 def test_it_names_every_test_after_the_function_it_grades(reference_result):
     functions = {todo.function.split(".")[0] for todo in stubs.todos()}
-    for test in reports.gradescope(reference_result)["tests"]:
+    for test in writers.gradescope(reference_result)["tests"]:
         assert test["name"].split(":")[0] in functions
 
 
@@ -43,7 +44,7 @@ def test_it_records_the_mistakes_named_and_the_numbers_measured_in_fields_grades
     result = sample(feedback="[G1] the state after the padding")
     result.items[1].mistakes, result.items[1].failure = ["G1"], "wrong"
     result.items[0].measured = {"accuracy": 0.93, "threshold": 0.8, "seeds": [0, 1, 2], "seed_accuracies": [0.9] * 3}
-    document = reports.gradescope(result)
+    document = writers.gradescope(result)
     validate(document)
     passed, failed = document["tests"]
     assert (passed["tags"], failed["tags"]) == ([], ["G1"])
@@ -53,7 +54,7 @@ def test_it_records_the_mistakes_named_and_the_numbers_measured_in_fields_grades
 
 def test_it_records_each_threshold_items_accuracies_whether_it_passed_or_not(reference_result, stub_result):
     thresholds = rubric.load().thresholds
-    for test in reports.gradescope(reference_result)["tests"]:
+    for test in writers.gradescope(reference_result)["tests"]:
         function, aspect = test["name"].split(": ")
         settings = thresholds.get(function, {}).get(aspect.replace(" ", "_"))
         extra = test["extra_data"]
@@ -63,12 +64,12 @@ def test_it_records_each_threshold_items_accuracies_whether_it_passed_or_not(ref
         assert extra["threshold"] == settings["threshold"] and extra["seeds"] == settings["seeds"]
         assert len(extra["seed_accuracies"]) == len(settings["seeds"])
         assert extra["accuracy"] == statistics.median(extra["seed_accuracies"]) >= settings["threshold"]
-    stubs_failures = {test["extra_data"].get("failure") for test in reports.gradescope(stub_result)["tests"]}
+    stubs_failures = {test["extra_data"].get("failure") for test in writers.gradescope(stub_result)["tests"]}
     assert stubs_failures == {"not done"}
 
 
 def test_it_records_the_environment_of_the_grading(reference_result):
-    extra = reports.gradescope(reference_result)["extra_data"]
+    extra = writers.gradescope(reference_result)["extra_data"]
     assert extra["max_score"] == rubric.load().total
     assert {"torch_version", "torch_threads", "seed", "grader_version"} <= set(extra)
 
@@ -84,25 +85,25 @@ def test_it_records_the_environment_of_the_grading(reference_result):
     ],
 )
 def test_it_cleans_text_that_came_from_the_student(raw, shown):
-    assert reports.clean(raw) == shown
+    assert writers.clean(raw) == shown
 
 
 def test_it_bounds_what_one_item_shows(tmp_path):
     result = sample(feedback="x" * 100_000, output="y" * 100_000)
-    reports.write_results_json(result, tmp_path / "results.json")
+    writers.write_results_json(result, tmp_path / "results.json")
     assert (tmp_path / "results.json").stat().st_size < 20_000
-    assert "more characters" in reports.gradescope(result)["tests"][1]["output"]
+    assert "more characters" in writers.gradescope(result)["tests"][1]["output"]
 
 
 def test_it_shows_a_table_with_the_total_and_one_line_per_item():
-    lines = reports.table(sample()).splitlines()
+    lines = writers.table(sample()).splitlines()
     assert lines[2].split()[-4:] == ["output", "6", "6", "ok"]
     assert "gather_final: values" in lines[3] and lines[3].endswith("output differs")
     assert lines[-1].split() == ["total", "6", "12"]
 
 
 def test_it_summarises_in_markdown_with_details_for_failed_items():
-    text = reports.markdown(sample(feedback="[G1] first line\nsecond line"))
+    text = writers.markdown(sample(feedback="[G1] first line\nsecond line"))
     assert "## Week 07 · Recurrent Networks: 6 / 12" in text
     assert "| gather_final: values | 0 | 6 | ❌ [G1] first line |" in text
     assert "<details><summary>gather_final: values</summary>" in text and "second line" in text

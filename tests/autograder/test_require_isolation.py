@@ -16,7 +16,8 @@ import pytest
 import tiers
 from support import SOLUTIONS, build_submission
 
-from autograder import cli, gradescope
+from autograder import cli
+from autograder.release import gradescope
 from autograder.sandbox import Isolation, layers, namespaces, probe, uid
 
 UNPROTECTED = Isolation(no_network=True, layers={"landlock": "off: left out by the test"})

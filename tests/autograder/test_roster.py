@@ -13,7 +13,8 @@ from pathlib import Path
 import pytest
 from support import EXERCISES, build_submission, replace_in
 
-from autograder import commands, roster, rubric
+from autograder import commands, rubric
+from autograder.roster import grade_all
 
 ONLY = ["gather_final", "masked_mean"]
 GRADE = commands.grade_one
@@ -46,7 +47,7 @@ def scores(out: Path) -> dict[str, float]:
 def test_it_grades_every_student_and_records_a_submission_it_cannot_grade(class_folder, tmp_path):
     out = tmp_path / "out"
     seen = []
-    outcomes = roster.grade_all(
+    outcomes = grade_all.grade_all(
         class_folder, out, jobs=2, grade=GRADE, progress=lambda o, done, total: seen.append((done, total)), only=ONLY
     )
     assert {o.student: o.status for o in outcomes} == {
@@ -67,14 +68,14 @@ def test_it_skips_unchanged_submissions_and_regrades_changed_ones(tmp_path):
     folder, out, only = tmp_path / "submissions", tmp_path / "out", ["gather_final"]
     build_submission(folder / "ada")
     build_submission(folder / "bob", EXERCISES)
-    roster.grade_all(folder, out, jobs=2, grade=GRADE, only=only)
+    grade_all.grade_all(folder, out, jobs=2, grade=GRADE, only=only)
     correct = (folder / "ada" / "exercises" / "padding.py").read_text()
     (folder / "bob" / "exercises" / "padding.py").write_text(correct)
-    again = {o.student: o.status for o in roster.grade_all(folder, out, jobs=2, grade=GRADE, only=only)}
+    again = {o.student: o.status for o in grade_all.grade_all(folder, out, jobs=2, grade=GRADE, only=only)}
     assert again == {"ada": "skipped", "bob": "graded"}
     assert scores(out)["bob"] == rubric.load().select(only).total
-    assert {o.status for o in roster.grade_all(folder, out, jobs=2, grade=GRADE, only=["masked_mean"])} == {"graded"}
-    forced = roster.grade_all(folder, out, jobs=2, grade=GRADE, force=True, only=["masked_mean"])
+    assert {o.status for o in grade_all.grade_all(folder, out, jobs=2, grade=GRADE, only=["masked_mean"])} == {"graded"}
+    forced = grade_all.grade_all(folder, out, jobs=2, grade=GRADE, force=True, only=["masked_mean"])
     assert {o.status for o in forced} == {"graded"}
 
 
@@ -129,18 +130,18 @@ def test_it_records_a_grading_process_that_died_with_its_signal_and_log_and_ever
     build_submission(submission)
     out.mkdir(parents=True)
     (out / "grader.log").write_text("Fatal Python error: Segmentation fault\n")
-    outcome = roster.record_outcome(submission, out, -signal.SIGSEGV, time.monotonic(), ONLY)
+    outcome = grade_all.record_outcome(submission, out, -signal.SIGSEGV, time.monotonic(), ONLY)
     assert outcome.status == "grader error"
     assert "killed by SIGSEGV" in outcome.detail and "Segmentation fault" in outcome.detail
     result = json.loads((out / "results.json").read_text())
     assert result["score"] == 0 and "killed by SIGSEGV" in result["output"]
     assert len(result["tests"]) == len(rubric.load().select(ONLY).items)
-    assert not (out / roster.KEY_FILE).exists(), "a failed grading must be regraded on the next run"
+    assert not (out / grade_all.KEY_FILE).exists(), "a failed grading must be regraded on the next run"
 
 
 def test_its_fork_server_preloads_the_module_of_the_function_that_grades_one_submission():
     for grade in (GRADE, functools.partial(GRADE)):
-        preload = roster.server_preload(grade)
+        preload = grade_all.server_preload(grade)
         assert preload[0] == "autograder.commands" and "autograder.checks.padding" in preload
 
 
@@ -149,8 +150,8 @@ def test_it_regrades_a_grading_made_with_other_settings_such_as_an_opt_out_of_is
     build_submission(submission)
     out.mkdir(parents=True)
     (out / "results.json").write_text("{}")
-    opted_out = roster.settings_of(functools.partial(commands.grade_one, require_isolation=False))
-    required = roster.settings_of(functools.partial(commands.grade_one, require_isolation=True))
-    assert roster.record_outcome(submission, out, 0, time.monotonic(), ONLY, opted_out).status == "graded"
-    assert roster.up_to_date(submission, out, ONLY, opted_out)
-    assert not roster.up_to_date(submission, out, ONLY, required)
+    opted_out = grade_all.settings_of(functools.partial(commands.grade_one, require_isolation=False))
+    required = grade_all.settings_of(functools.partial(commands.grade_one, require_isolation=True))
+    assert grade_all.record_outcome(submission, out, 0, time.monotonic(), ONLY, opted_out).status == "graded"
+    assert grade_all.up_to_date(submission, out, ONLY, opted_out)
+    assert not grade_all.up_to_date(submission, out, ONLY, required)

@@ -7,8 +7,8 @@ import sys
 import pytest
 from support import ROOT
 
-from autograder import roster_matrix
-from autograder.roster_matrix import MAX_SHARDS, Student
+from autograder.roster import shards
+from autograder.roster.shards import MAX_SHARDS, Student
 
 RUN_DEADLINE = "2026-12-04T23:59:00+01:00"
 
@@ -19,14 +19,14 @@ def names(students: list[Student]) -> list[str]:
 
 def test_it_reads_one_repository_per_line_skipping_comments_and_repeats():
     text = "# week 7\ncourse/alice-week07\n\n  https://github.com/course/bob-week07.git  # late\ncourse/alice-week07\n"
-    assert names(roster_matrix.parse(text)) == ["course/alice-week07", "course/bob-week07"]
+    assert names(shards.parse(text)) == ["course/alice-week07", "course/bob-week07"]
 
 
 def test_it_reads_a_deadline_after_the_repository_for_that_student_only():
     text = (
         "course/alice-week07\ncourse/bob-week07   2026-12-06T23:59:00+01:00  # extension\ncourse/cy 2026-12-07T12:00\n"
     )
-    assert roster_matrix.parse(text) == [
+    assert shards.parse(text) == [
         Student("course/alice-week07"),
         Student("course/bob-week07", "2026-12-06T23:59:00+01:00"),
         Student("course/cy", "2026-12-07T12:00:00+00:00"),
@@ -46,18 +46,18 @@ def test_it_reads_a_deadline_after_the_repository_for_that_student_only():
     ],
 )
 def test_it_refuses_a_line_that_is_not_a_repository_and_a_deadline(line, problem):
-    with pytest.raises(roster_matrix.RosterError, match=f"roster line 2: .*{problem}"):
-        roster_matrix.parse(f"course/ok\n{line}\n")
+    with pytest.raises(shards.RosterError, match=f"roster line 2: .*{problem}"):
+        shards.parse(f"course/ok\n{line}\n")
 
 
 def test_it_refuses_the_same_repository_twice_with_different_deadlines():
-    with pytest.raises(roster_matrix.RosterError, match="line 3: course/Alice is on line 1 with another deadline"):
-        roster_matrix.parse("course/alice\ncourse/bob\ncourse/Alice 2026-12-06T23:59:00+01:00\n")
+    with pytest.raises(shards.RosterError, match="line 3: course/Alice is on line 1 with another deadline"):
+        shards.parse("course/alice\ncourse/bob\ncourse/Alice 2026-12-06T23:59:00+01:00\n")
 
 
 def test_it_refuses_a_roster_without_a_repository():
-    with pytest.raises(roster_matrix.RosterError, match="names no repository"):
-        roster_matrix.parse("# nobody yet\n")
+    with pytest.raises(shards.RosterError, match="names no repository"):
+        shards.parse("# nobody yet\n")
 
 
 @pytest.mark.parametrize(
@@ -65,12 +65,12 @@ def test_it_refuses_a_roster_without_a_repository():
     [("2026-12-04T23:59:00+01:00", "2026-12-04T23:59:00+01:00"), ("2026-12-04T23:59", "2026-12-04T23:59:00+00:00")],
 )
 def test_it_normalises_the_deadline_to_an_iso_timestamp_with_offset(given, normalised):
-    assert roster_matrix.deadline(given) == normalised
+    assert shards.deadline(given) == normalised
 
 
 def test_it_refuses_a_deadline_that_is_not_iso():
-    with pytest.raises(roster_matrix.RosterError, match="not an ISO timestamp"):
-        roster_matrix.deadline("next friday")
+    with pytest.raises(shards.RosterError, match="not an ISO timestamp"):
+        shards.deadline("next friday")
 
 
 def a_roster(count: int) -> str:
@@ -81,17 +81,17 @@ def a_roster(count: int) -> str:
 
 @pytest.mark.parametrize(("size", "count", "sizes"), [(30, 34, {29, 30}), (1, MAX_SHARDS, {3, 4}), (1000, 1, {1000})])
 def test_it_splits_1000_students_into_at_most_256_shards_of_even_size_in_roster_order(size, count, sizes):
-    students = roster_matrix.parse(a_roster(1000))
-    shards = roster_matrix.shards(students, size)
-    assert len(shards) == count and [shard.number for shard in shards] == list(range(1, count + 1))
-    assert {len(shard.students) for shard in shards} == sizes
-    assert [student for shard in shards for student in shard.students] == students
+    students = shards.parse(a_roster(1000))
+    cut = shards.shards(students, size)
+    assert len(cut) == count and [shard.number for shard in cut] == list(range(1, count + 1))
+    assert {len(shard.students) for shard in cut} == sizes
+    assert [student for shard in cut for student in shard.students] == students
 
 
 def test_its_matrix_gives_each_student_the_deadline_that_applies_to_them():
-    students = roster_matrix.parse(a_roster(1000))
-    shards = roster_matrix.shards(students)
-    include = roster_matrix.matrix(shards, RUN_DEADLINE, len(shards))["include"]
+    students = shards.parse(a_roster(1000))
+    cut = shards.shards(students)
+    include = shards.matrix(cut, RUN_DEADLINE, len(cut))["include"]
     assert len(include) == 34 and include[0]["shard"] == 1 and include[0]["of"] == 34 and include[0]["size"] == 30
     first = include[0]["students"]
     assert first[0] == {"repository": "course/student0000", "deadline": "2026-12-06T23:59:00+01:00"}
@@ -100,11 +100,11 @@ def test_its_matrix_gives_each_student_the_deadline_that_applies_to_them():
 
 
 def test_it_selects_whole_shards_and_single_students_keeping_the_shard_numbers():
-    shards = roster_matrix.shards(roster_matrix.parse(a_roster(100)), 10)
-    chosen = roster_matrix.select(shards, "course/student0005, https://github.com/course/student0099", "3 7-8")
+    cut = shards.shards(shards.parse(a_roster(100)), 10)
+    chosen = shards.select(cut, "course/student0005, https://github.com/course/student0099", "3 7-8")
     assert [(shard.number, len(shard.students)) for shard in chosen] == [(1, 1), (3, 10), (7, 10), (8, 10), (10, 1)]
     assert names(list(chosen[0].students)) == ["course/student0005"]
-    assert roster_matrix.select(shards) == shards
+    assert shards.select(cut) == cut
 
 
 @pytest.mark.parametrize(
@@ -118,14 +118,14 @@ def test_it_selects_whole_shards_and_single_students_keeping_the_shard_numbers()
     ],
 )
 def test_it_refuses_a_selection_outside_the_roster(students, numbers, problem):
-    shards = roster_matrix.shards(roster_matrix.parse(a_roster(100)), 10)
-    with pytest.raises(roster_matrix.RosterError, match=problem):
-        roster_matrix.select(shards, students, numbers)
+    cut = shards.shards(shards.parse(a_roster(100)), 10)
+    with pytest.raises(shards.RosterError, match=problem):
+        shards.select(cut, students, numbers)
 
 
 def run_module(*arguments: str) -> subprocess.CompletedProcess:
     """The module as the workflow's first job runs it: python -S, nothing but the standard library."""
-    command = [sys.executable, "-S", "-m", "autograder.roster_matrix", *arguments]
+    command = [sys.executable, "-S", "-m", "autograder.roster.shards", *arguments]
     return subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=60)
 
 
@@ -152,5 +152,5 @@ def test_it_exits_2_with_the_reason_for_a_bad_roster(tmp_path):
 
 
 def test_the_example_roster_in_this_repository_is_only_comments():
-    with pytest.raises(roster_matrix.RosterError, match="names no repository"):
-        roster_matrix.read(ROOT / "rosters" / "week07.txt")
+    with pytest.raises(shards.RosterError, match="names no repository"):
+        shards.read(ROOT / "rosters" / "week07.txt")

@@ -21,7 +21,7 @@ from support import EXERCISES, ROOT, SOLUTIONS
 from workflow_runner import Artifacts, Context, Runner, environment, evaluate, stand_in_gh, stand_in_sudo, tools
 
 from autograder import rubric
-from autograder.feedback import ISSUE_TITLE
+from autograder.roster.issues import ISSUE_TITLE
 
 WORKFLOW = ROOT / ".github" / "workflows" / "grade-roster.yml"
 DEADLINE = "2026-12-04T23:59:00+01:00"

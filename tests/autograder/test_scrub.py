@@ -9,8 +9,9 @@ import pytest
 import tiers
 from support import EXERCISES, SOLUTIONS, appended_to, build_submission, grade
 
-from autograder import reports, stubs
+from autograder import stubs
 from autograder.checks.recurrence import check_rnn_forward_output
+from autograder.grading import writers
 from autograder.runtime.codec import Unsupported
 from autograder.scrub import SHORTEST, WITHHELD, Scrubber, grader_fragments, squeeze
 from autograder.student import InProcess, StudentError
@@ -125,8 +126,8 @@ def test_it_keeps_a_quote_put_together_at_run_time_out_of_every_report(submissio
     lines = reference_lines()
     leak = LEAK.format(hidden="\n".join(lines)[::-1])
     result = grade(submission({"recurrence": appended_to("recurrence", leak, EXERCISES)}), only=["rnn_forward"])
-    reports.write_results_json(result, tmp_path / "results.json")
-    reports.write_summary_md(result, tmp_path / "summary.md")
+    writers.write_results_json(result, tmp_path / "results.json")
+    writers.write_summary_md(result, tmp_path / "summary.md")
     assert result.score == 0
     for report in ("results.json", "summary.md"):
         text = (tmp_path / report).read_text(encoding="utf-8")

@@ -9,7 +9,9 @@ import yaml
 from support import ROOT
 from workflow_lint import actionlint, zizmor
 
-from autograder import classroom, cli, release, roster_matrix
+from autograder import cli
+from autograder.release import classroom, student_repository
+from autograder.roster import shards
 
 USES = re.compile(r"^\s*(?:-\s*)?uses:\s*(\S+?)@(\S+)(.*)$", re.MULTILINE)
 
@@ -17,7 +19,7 @@ USES = re.compile(r"^\s*(?:-\s*)?uses:\s*(\S+?)@(\S+)(.*)$", re.MULTILINE)
 @pytest.fixture(scope="module")
 def released(tmp_path_factory: pytest.TempPathFactory) -> Path:
     target = tmp_path_factory.mktemp("student") / "repository"
-    release.release(target)
+    student_repository.release(target)
     return target
 
 
@@ -111,9 +113,9 @@ def test_the_roster_workflow_grades_shards_from_the_roster_and_can_rerun_student
         "previous_run",
         "feedback",
     }
-    assert inputs["shard_size"]["default"] == roster_matrix.SHARD_SIZE
+    assert inputs["shard_size"]["default"] == shards.SHARD_SIZE
     setup, grade = roster_jobs()["setup"], roster_jobs()["grade"]
-    assert "python3 -m autograder.roster_matrix" in runs(setup)
+    assert "python3 -m autograder.roster.shards" in runs(setup)
     for option in ("--shard-size", "--students", "--shards"):
         assert option in runs(setup)
     assert grade["strategy"]["max-parallel"] == "${{ inputs.max_parallel }}"
@@ -161,7 +163,7 @@ def test_its_feedback_job_alone_holds_the_token_and_never_touches_student_code()
     assert "pip install" not in runs(job) and not re.search(r"\bautograde\b", runs(job)), "no grading here"
     post = steps(job)[-1]
     assert post["env"]["GH_TOKEN"] == "${{ secrets.FEEDBACK_TOKEN }}"
-    assert post["run"] == 'python3 -m autograder.feedback graded --roster "$ROSTER"'
+    assert post["run"] == 'python3 -m autograder.roster.issues graded --roster "$ROSTER"'
 
 
 def test_the_roster_workflows_gradebook_job_writes_the_class_report_and_summarises_the_misconceptions():
@@ -183,7 +185,7 @@ def test_this_repositorys_ci_gives_the_browser_test_the_runners_chrome_and_refus
 
 
 def test_the_student_workflow_runs_the_public_tests_and_summarises_them_per_todo(released):
-    document = load(released / release.WORKFLOW)
+    document = load(released / student_repository.WORKFLOW)
     assert set(document["on"]) == {"push", "pull_request"}
     job = document["jobs"]["public-tests"]
     python = next(step for step in steps(job) if step.get("uses", "").startswith("actions/setup-python@"))
@@ -196,7 +198,7 @@ def test_the_student_workflow_runs_the_public_tests_and_summarises_them_per_todo
 
 
 def test_the_student_workflows_preview_grade_runs_only_when_the_instructor_enables_it(released):
-    job = load(released / release.WORKFLOW)["jobs"]["preview-grade"]
+    job = load(released / student_repository.WORKFLOW)["jobs"]["preview-grade"]
     assert job["if"] == "${{ vars.GRADER_REPOSITORY != '' }}"
     assert "feedback, not the grade" in job["name"]
     assert any(step.get("run") == "autograde grade . --out preview" for step in steps(job))
@@ -219,7 +221,7 @@ def test_this_repositorys_ci_runs_the_tests_as_root_so_that_every_isolation_tier
 
 
 def test_the_classroom_release_reports_each_todo_to_classrooms_reporter_pinned_to_v1(released, for_classroom):
-    plain, document = load(released / release.WORKFLOW), load(for_classroom / release.WORKFLOW)
+    plain, document = load(released / student_repository.WORKFLOW), load(for_classroom / student_repository.WORKFLOW)
     assert document["name"] == "Autograding Tests" and plain["name"] == "Public tests"
     assert set(document["on"]) == {"push", "pull_request", "repository_dispatch"}
     job = document["jobs"]["public-tests"]

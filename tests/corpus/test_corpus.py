@@ -27,10 +27,11 @@ from pathlib import Path
 import pytest
 from support import ROOT, SOLUTIONS, appended_to, build_submission, grade
 
-from autograder import release, rubric, stubs
-from autograder.catalogue import CATALOGUE
-from autograder.public_tests import todo_map
-from autograder.results import GradingResult, ItemResult
+from autograder import rubric, stubs
+from autograder.checks.catalogue import CATALOGUE
+from autograder.grading.results import GradingResult, ItemResult
+from autograder.release import student_repository
+from autograder.release.public_tests import todo_map
 
 CORPUS = Path(__file__).resolve().parent
 MISTAKE_HEADER = re.compile(r"# module: (\w+)  function: (\w+)  mistake: (\w+)")
@@ -269,7 +270,7 @@ def public_runs(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPat
     """Each selected corpus file through the released public tests, all in one child interpreter."""
     entries = selected_entries(request.session, "public_runs")
     folder = tmp_path_factory.mktemp("public-runs")
-    release.release(folder / "release")
+    student_repository.release(folder / "release")
     (folder / "jobs.json").write_text(json.dumps([public_job(entry) for entry in entries]), encoding="utf-8")
     env = {key: value for key, value in os.environ.items() if not key.startswith("PYTEST")}
     env["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"  # a student's plain environment

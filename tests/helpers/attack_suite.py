@@ -48,8 +48,9 @@ import pytest
 from support import EXERCISES, ROOT, SOLUTIONS, appended_to, build_submission, grade
 from tiers import Expected, Tier, command, environment, here, work_folder
 
-from autograder import reports, rubric, sandbox
-from autograder.grading import IsolationRequired, failed_grading, run_environment
+from autograder import rubric, sandbox
+from autograder.grading import writers
+from autograder.grading.grade import IsolationRequired, failed_grading, run_environment
 from autograder.sandbox import Limits
 from solutions.initialisation import set_forget_bias as set_forget_bias_reference
 
@@ -439,8 +440,8 @@ def grade_in_pool(group: Group, built: Built, graded: Graded, pool: Any) -> None
     time.sleep(group.settle)
     for path in sorted(built.out.iterdir()):  # before the grader's own results are written, nothing is there
         blame(graded, path.read_text(errors="replace") if path.is_file() else "", f"wrote {path} during the grading")
-    reports.write_results_json(result, built.out / "results.json")
-    reports.write_summary_md(result, built.out / "summary.md")
+    writers.write_results_json(result, built.out / "results.json")
+    writers.write_summary_md(result, built.out / "summary.md")
 
 
 def grade_by_command(group: Group, built: Built, graded: Graded, tier: Tier, work: Path) -> None:
@@ -581,7 +582,7 @@ def results_problems(graded: Graded) -> list[str]:
         problems.append(f"the score {document['score']} is not the sum of the tests' scores")
     problems += unclean(document["output"], "the results' output")
     for test in document["tests"]:
-        if len(test["output"]) > reports.MAX_TEST_OUTPUT:
+        if len(test["output"]) > writers.MAX_TEST_OUTPUT:
             problems.append(f"{test['name']}: output of {len(test['output'])} characters")
         problems += unclean(test["output"], f"{test['name']}'s output")
     problems += unclean(graded.summary, "summary.md")

@@ -6,8 +6,9 @@ import shutil
 import sys
 from pathlib import Path
 
-from autograder import grading, rubric
-from autograder.results import GradingResult
+from autograder import rubric
+from autograder.grading.grade import grade as grade_submission
+from autograder.grading.results import GradingResult
 
 ROOT = Path(__file__).resolve().parents[2]
 SOLUTIONS = ROOT / "solutions"
@@ -42,7 +43,7 @@ def grade(
     selected = rubric.load().select(only)
     if limits:
         selected = dataclasses.replace(selected, limits={**selected.limits, **limits})
-    return grading.grade(submission, selected, require_isolation)
+    return grade_submission(submission, selected, require_isolation)
 
 
 def code_without_docstrings(source: str) -> str:

@@ -4,7 +4,7 @@ import sys
 import time
 from typing import TextIO
 
-from autograder.roster import Outcome
+from autograder.roster.grade_all import Outcome
 
 
 def _clock(seconds: float) -> str:

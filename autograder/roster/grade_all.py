@@ -25,8 +25,9 @@ from dataclasses import dataclass
 from multiprocessing.process import BaseProcess
 from pathlib import Path
 
-from autograder import __version__, checks, reports
-from autograder.grading import PRELOAD, failed_grading, is_graded
+from autograder import __version__, checks
+from autograder.grading import writers
+from autograder.grading.grade import PRELOAD, failed_grading, is_graded
 from autograder.rubric import RUBRIC, load
 
 KEY_FILE = "grading-key.txt"
@@ -78,7 +79,7 @@ def server_preload(grade: GradeOne) -> list[str]:
     names = [f"autograder.checks.{module.name}" for module in pkgutil.iter_modules(checks.__path__)]
     extra = dict.fromkeys(name for names in PRELOAD.values() for name in names)
     function = getattr(grade, "func", grade)  # a partial's function
-    return [function.__module__, "autograder.plugin", "autograder.student", *names, *extra]
+    return [function.__module__, "autograder.grading.plugin", "autograder.student", *names, *extra]
 
 
 def grading_process(grade: GradeOne, submission: str, out: str, only: list[str] | None) -> None:
@@ -113,8 +114,8 @@ def record_outcome(
     log = (out / "grader.log").read_text(errors="replace")[-2000:] if (out / "grader.log").exists() else ""
     if not (out / "results.json").exists() or status not in (0, 2):
         result = failed_grading(load().select(only), f"{error}; see grader.log", seconds)
-        reports.write_results_json(result, out / "results.json")
-        reports.write_summary_md(result, out / "summary.md")
+        writers.write_results_json(result, out / "results.json")
+        writers.write_summary_md(result, out / "summary.md")
     return Outcome(name, "grader error", seconds, (error + "\n" + log).strip())
 
 

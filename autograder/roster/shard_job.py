@@ -1,8 +1,8 @@
 """What a shard job of the roster workflow does around `autograde grade-all`.
 
-    python -m autograder.shard checkout SHARD_JSON --submissions DIR --results DIR
-    python -m autograder.shard finish RESULTS_DIR
-    python -m autograder.shard check RESULTS_DIR
+    python -m autograder.roster.shard_job checkout SHARD_JSON --submissions DIR --results DIR
+    python -m autograder.roster.shard_job finish RESULTS_DIR
+    python -m autograder.roster.shard_job check RESULTS_DIR
 
 `checkout` clones each student of the shard (a JSON list of {repository, deadline}, from the
 workflow's matrix) into SUBMISSIONS/<owner__name>, at the last commit before the student's
@@ -25,8 +25,9 @@ import sys
 from datetime import UTC, datetime
 from pathlib import Path
 
-from autograder import gradebook, rubric
-from autograder.roster_matrix import artifact_id
+from autograder import rubric
+from autograder.roster import gradebook
+from autograder.roster.shards import artifact_id
 
 NO_COMMIT = "no commit before the deadline"
 GIT_TIMEOUT = 600  # seconds for one clone
@@ -130,7 +131,7 @@ def check(results: Path) -> int:
 
 
 def _arguments(argv: list[str]) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(prog="python -m autograder.shard", description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m autograder.roster.shard_job", description=__doc__.split("\n")[0])
     commands = parser.add_subparsers(dest="command", required=True)
     clone = commands.add_parser("checkout", help="clone the shard's students at their deadlines")
     clone.add_argument("shard", type=Path, help="JSON: [{repository, deadline}, ...]")

@@ -11,9 +11,10 @@ import json
 import shutil
 from pathlib import Path
 
-from autograder import classroom, public_mistakes, release_readme, rubric, stubs
+from autograder import rubric, stubs
 from autograder.checks.thresholds import STUDENT_SEEDS
-from autograder.public_tests import PUBLIC_TESTS, todo_map
+from autograder.release import classroom, public_mistakes, readme
+from autograder.release.public_tests import PUBLIC_TESTS, todo_map
 from autograder.rubric import Item
 
 TEMPLATES = Path(__file__).resolve().parent / "templates"
@@ -21,7 +22,7 @@ WORKFLOW = ".github/workflows/public-tests.yml"
 SCRIPTS = ".github/scripts"
 MISTAKES = "exercises/tests/mistakes.json"  # the known mistakes' values on the public tests' inputs
 CHECK_TRAINING = "exercises/check_training"  # python -m exercises.check_training
-RUNTIME = Path(__file__).resolve().parent / "runtime"
+RUNTIME = Path(__file__).resolve().parent.parent / "runtime"
 
 
 class ReleaseError(Exception):
@@ -78,7 +79,7 @@ def files(todos: list[stubs.Todo], classroom_workflow: bool = False) -> dict[str
         out[f"exercises/tests/{path.name}"] = path.read_bytes()
     out[MISTAKES] = (json.dumps(public_mistakes.values().shipped, separators=(",", ":")) + "\n").encode("utf-8")
     out.update(training_check())
-    out["README.md"] = release_readme.readme(todos, rubric.load()).encode("utf-8")
+    out["README.md"] = readme.readme(todos, rubric.load()).encode("utf-8")
     out["pyproject.toml"] = (TEMPLATES / "student-pyproject.toml").read_bytes()
     out[".gitignore"] = (TEMPLATES / "student-gitignore").read_bytes()
     out[WORKFLOW] = classroom.workflow(classroom_workflow).encode("utf-8")

@@ -25,8 +25,9 @@ from typing import Any
 
 import pytest
 
-from autograder import catalogue, stubs, variants
-from autograder.public_tests import PUBLIC_TESTS, todo_map
+from autograder import stubs
+from autograder.checks import catalogue, variants
+from autograder.release.public_tests import PUBLIC_TESTS, todo_map
 
 OPTION = "--record-mistakes"
 TIMEOUT = 600

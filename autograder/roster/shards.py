@@ -1,6 +1,6 @@
 """A roster of student repositories, split into the shards of the roster-grading workflow.
 
-    python -m autograder.roster_matrix ROSTER DEADLINE [--shard-size N] [--students NAMES] [--shards NUMBERS]
+    python -m autograder.roster.shards ROSTER DEADLINE [--shard-size N] [--students NAMES] [--shards NUMBERS]
 
 prints `matrix=...`, `deadline=...` and `shards=...` for $GITHUB_OUTPUT, and the shards on stderr.
 
@@ -190,7 +190,7 @@ def matrix(selected: list[Shard], run_deadline: str, count: int) -> dict:
 
 
 def _arguments(argv: list[str]) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(prog="python -m autograder.roster_matrix", description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m autograder.roster.shards", description=__doc__.split("\n")[0])
     parser.add_argument("roster", type=Path)
     parser.add_argument("deadline", help="the run's deadline, ISO 8601")
     parser.add_argument("--shard-size", type=int, default=SHARD_SIZE, help=f"students per shard (default {SHARD_SIZE})")

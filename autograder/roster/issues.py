@@ -1,6 +1,6 @@
 """Each student's feedback as one issue in their own repository, through the GitHub CLI (`gh`).
 
-    GH_TOKEN=... python -m autograder.feedback RESULTS_DIR --roster ROSTER
+    GH_TOKEN=... python -m autograder.roster.issues RESULTS_DIR --roster ROSTER
 
 For every roster repository with a grading in RESULTS_DIR/<owner__name>/, the issue titled ISSUE_TITLE
 in that repository (open or closed) gets the student's `summary.md` (the score table and what to
@@ -23,8 +23,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from autograder import TITLE, gradebook, rubric
-from autograder import roster_matrix as rosters
+from autograder import TITLE, rubric
+from autograder.roster import gradebook, shards
 
 ISSUE_TITLE = f"{TITLE}: your grade and feedback"
 MARKER = "<!-- autograde feedback -->"
@@ -155,7 +155,7 @@ def post_all(results: Path, roster: list[str], github: GitHub, say: Callable[[st
     rubric_items = rubric.load()
     posted = []
     for repository in roster:
-        folder = results / rosters.artifact_id(repository)
+        folder = results / shards.artifact_id(repository)
         if not folder.is_dir():
             continue  # not graded in this run
         entry = gradebook.read_entry(folder, rubric_items)
@@ -179,7 +179,7 @@ def tally(posted: list[Posted]) -> str:
 
 
 def main(argv: list[str]) -> int:
-    parser = argparse.ArgumentParser(prog="python -m autograder.feedback", description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m autograder.roster.issues", description=__doc__.split("\n")[0])
     parser.add_argument("results", type=Path, help="one folder per student (owner__name), as the shards upload them")
     parser.add_argument("--roster", type=Path, required=True, help="the roster: whom to post to")
     parser.add_argument("--retry-wait", type=float, default=60.0, help="seconds before the first retry (doubling)")
@@ -190,8 +190,8 @@ def main(argv: list[str]) -> int:
         print("feedback: gh (the GitHub CLI) is not on PATH", file=sys.stderr)
         return 2
     try:
-        roster = rosters.repositories(args.roster)
-    except (OSError, rosters.RosterError) as error:
+        roster = shards.repositories(args.roster)
+    except (OSError, shards.RosterError) as error:
         print(f"feedback: {error}", file=sys.stderr)
         return 2
     github = GitHub(Pacer(args.per_minute, args.per_hour), retry_wait=args.retry_wait)

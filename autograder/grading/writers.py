@@ -11,7 +11,7 @@ import re
 from pathlib import Path
 
 from autograder import TITLE
-from autograder.results import GradingResult, ItemResult
+from autograder.grading.results import GradingResult, ItemResult
 
 ANSI = re.compile(r"\x1b(\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(\x07|\x1b\\)|[@-Z\\-_])")
 CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
