@@ -16,7 +16,7 @@ from autograder import cli, rubric
 from autograder.gradescope_run import find_submission
 from autograder.release import gradescope
 
-SCHEMA = json.loads((Path(__file__).parent / "gradescope_results.schema.json").read_text())
+SCHEMA = json.loads((Path(__file__).parents[1] / "gradescope_results.schema.json").read_text())
 
 
 @pytest.fixture(scope="module")

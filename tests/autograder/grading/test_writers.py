@@ -11,7 +11,7 @@ from autograder import rubric, stubs
 from autograder.grading import writers
 from autograder.grading.results import GradingResult, ItemResult
 
-SCHEMA = json.loads((Path(__file__).parent / "gradescope_results.schema.json").read_text())
+SCHEMA = json.loads((Path(__file__).parents[1] / "gradescope_results.schema.json").read_text())
 
 
 def validate(document: dict) -> None:
