@@ -12,6 +12,7 @@ from pathlib import Path
 from autograder import rubric, sandbox, stubs
 from autograder.grading import writers
 from autograder.grading.grade import GradingError, failed_grading, grade, opted_out, run_environment
+from autograder.locations import SOLUTIONS
 
 EXIT_OK, EXIT_BELOW, EXIT_ERROR = 0, 1, 2
 
@@ -80,7 +81,7 @@ def grade_reference(
     """Grade the reference solutions as if they were a student's fork (a demonstration)."""
     with tempfile.TemporaryDirectory(prefix="autograde-reference-") as folder:
         (Path(folder) / "exercises").mkdir()
-        for path in stubs.SOLUTIONS.glob("*.py"):
+        for path in SOLUTIONS.glob("*.py"):
             shutil.copyfile(path, Path(folder) / "exercises" / path.name)
         return grade_command(Path(folder), out, only, fail_under, require_isolation)
 

@@ -5,7 +5,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-RUBRIC = Path(__file__).resolve().parent / "rubric.toml"
+from autograder.locations import RUBRIC
 
 
 @dataclass(frozen=True)

@@ -23,14 +23,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from autograder import stubs
+from autograder.locations import CHECKS, EXERCISES, PUBLIC_TESTS, RUNTIME, SOLUTIONS, SUITES
 from autograder.runtime.codec import Unsupported
 
 WINDOW = 24  # characters a quote shares with a secret line
 SHORTEST = 12  # a secret line shorter than WINDOW counts whole from this length; shorter ones say nothing
 WITHHELD = "[line withheld: it quotes the grader's own files]"
 _SPACE = re.compile(r"\s+")
-_PACKAGE = Path(__file__).resolve().parent
 
 
 def squeeze(text: str) -> str:
@@ -40,14 +39,13 @@ def squeeze(text: str) -> str:
 
 def secret_files() -> list[Path]:
     """The reference solutions and the hidden suites with their checks and variants."""
-    hidden = [*_PACKAGE.joinpath("suites").glob("*.py"), *_PACKAGE.joinpath("checks").glob("*.py")]
-    return sorted([*stubs.SOLUTIONS.glob("*.py"), *hidden])  # checks/ holds the variants
+    return sorted([*SOLUTIONS.glob("*.py"), *SUITES.glob("*.py"), *CHECKS.glob("*.py")])
 
 
 def public_files() -> list[Path]:
     """What the worker or the student has anyway."""
-    shipped = [*stubs.EXERCISES.glob("*.py"), *stubs.EXERCISES.joinpath("tests").glob("*.py")]
-    return sorted([*shipped, *_PACKAGE.joinpath("runtime").glob("*.py"), _PACKAGE / "checks" / "catalogue.py"])
+    shipped = [*EXERCISES.glob("*.py"), *PUBLIC_TESTS.glob("*.py")]
+    return sorted([*shipped, *RUNTIME.glob("*.py"), CHECKS / "catalogue.py"])
 
 
 def _windows(line: str) -> Iterable[str]:

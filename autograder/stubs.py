@@ -18,12 +18,11 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from autograder.locations import EXERCISES, SOLUTIONS
+
 BEGIN = "### BEGIN SOLUTION"
 END = "### END SOLUTION"
 TODO = re.compile(r"#\s*TODO (\d+) · ([^:]+):")
-ROOT = Path(__file__).resolve().parent.parent
-SOLUTIONS = ROOT / "solutions"
-EXERCISES = ROOT / "exercises"
 
 
 class MarkerError(ValueError):

@@ -22,10 +22,10 @@ import pytest
 from autograder import __version__, sandbox
 from autograder.grading.plugin import GradingPlugin, Outcome
 from autograder.grading.results import GradingResult, ItemResult
+from autograder.locations import SUITES
 from autograder.rubric import Rubric
 from autograder.sandbox import IsolationRefused, Limits, Worker
 
-SUITES = Path(__file__).resolve().parent.parent / "suites"
 MAX_MODULE_BYTES = 1 << 20
 MAX_LISTED = 50
 # names that could pass for pytest hooks or real packages are never copied

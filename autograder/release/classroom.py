@@ -9,9 +9,9 @@ report") that Classroom reads; since v1 it calls no GitHub API, so the job needs
 permission (its README at v1 grants `actions: read` and `contents: read`).
 """
 
-from pathlib import Path
+from autograder.locations import TEMPLATES
 
-TEMPLATE = Path(__file__).resolve().parent / "templates" / "student-workflow.yml"
+TEMPLATE = TEMPLATES / "student-workflow.yml"
 REPORTER = "classroom-resources/autograding-grading-reporter"
 REPORTER_COMMIT = "d13b5912daf5042ac1b71bc38bdb4a6bcd61d8ca"  # tag v1, read from the repository's tags
 RUNNER = "public-tests"  # the id of the step that writes the result

@@ -10,9 +10,8 @@ against and the packaging files; this project's tests and caches stay out.
 import zipfile
 from pathlib import Path
 
-from autograder.stubs import ROOT
+from autograder.locations import ROOT, TEMPLATES
 
-TEMPLATES = Path(__file__).resolve().parent / "templates"
 SOURCE_FILES = ("pyproject.toml", "README.md")
 SOURCE_PACKAGES = ("autograder", "solutions", "exercises")
 SKIPPED_PARTS = {"__pycache__", ".pytest_cache", ".ruff_cache"}

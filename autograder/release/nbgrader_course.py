@@ -23,6 +23,7 @@ import nbformat
 from nbformat.notebooknode import NotebookNode
 
 from autograder import TITLE, checks, rubric, stubs
+from autograder.locations import SOLUTIONS
 
 ASSIGNMENT = "week07"
 COURSE_ID = "week07-recurrent-networks"
@@ -247,7 +248,7 @@ def fill_answers(notebook: NotebookNode, module: Path) -> NotebookNode:
 
 def build_notebook(module: str, grading: rubric.Rubric) -> NotebookNode:
     """The notebook of one exercise module."""
-    path = stubs.SOLUTIONS / f"{module}.py"
+    path = SOLUTIONS / f"{module}.py"
     source = path.read_text(encoding="utf-8")
     docstring, pieces = _definitions(path)
     todos = {todo.function.split(".")[0]: todo for todo in stubs.todos() if todo.module == module}
@@ -257,7 +258,7 @@ def build_notebook(module: str, grading: rubric.Rubric) -> NotebookNode:
     cells[-1].metadata["jupyter"] = {"source_hidden": True}
     given = "".join(text for name, text in pieces if name not in todos).strip()
     cells.append(_cell("code", f"# Given code (read-only)\n{given}", "given_code"))
-    _, data = _definitions(stubs.SOLUTIONS / "data.py")
+    _, data = _definitions(SOLUTIONS / "data.py")
     helpers = [text.strip() for name, text in data if name in DATA_HELPERS.get(module, ())]
     if helpers:
         cells.append(_cell("code", "# Given data helpers, from data.py (read-only)\n" + "\n\n\n".join(helpers), "data"))

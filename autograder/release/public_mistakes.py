@@ -27,7 +27,8 @@ import pytest
 
 from autograder import stubs
 from autograder.checks import catalogue, variants
-from autograder.release.public_tests import PUBLIC_TESTS, todo_map
+from autograder.locations import PUBLIC_TESTS, SOLUTIONS
+from autograder.release.public_tests import todo_map
 
 OPTION = "--record-mistakes"
 TIMEOUT = 600
@@ -177,7 +178,7 @@ def record(tests: Path = PUBLIC_TESTS) -> dict[str, Any]:
     with tempfile.TemporaryDirectory(prefix="autograde-mistakes-") as folder:
         workdir = Path(folder)
         shutil.copytree(tests, workdir / "exercises" / "tests", ignore=shutil.ignore_patterns("__pycache__", "*.json"))
-        for path in stubs.SOLUTIONS.glob("*.py"):
+        for path in SOLUTIONS.glob("*.py"):
             shutil.copyfile(path, workdir / "exercises" / path.name)
         (workdir / "pytest.ini").write_text("[pytest]\n", encoding="utf-8")
         out = workdir / "records.json"

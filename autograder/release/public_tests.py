@@ -12,9 +12,9 @@ import ast
 import re
 from pathlib import Path
 
-from autograder.stubs import EXERCISES, Todo
+from autograder.locations import PUBLIC_TESTS
+from autograder.stubs import Todo
 
-PUBLIC_TESTS = EXERCISES / "tests"
 HEADER = re.compile(r"^#\s*-+\s*TODO (\d+) ·", re.MULTILINE)
 
 

@@ -9,8 +9,9 @@ import ast
 from pathlib import Path
 
 from autograder import TITLE
+from autograder.locations import EXERCISES
 from autograder.rubric import Item, Rubric
-from autograder.stubs import EXERCISES, Todo
+from autograder.stubs import Todo
 
 TORCH = "torch==2.13.0"
 CPU_INDEX = "https://download.pytorch.org/whl/cpu"

@@ -13,16 +13,15 @@ from pathlib import Path
 
 from autograder import rubric, stubs
 from autograder.checks.thresholds import STUDENT_SEEDS
+from autograder.locations import PUBLIC_TESTS, RUNTIME, TEMPLATES
 from autograder.release import classroom, public_mistakes, readme
-from autograder.release.public_tests import PUBLIC_TESTS, todo_map
+from autograder.release.public_tests import todo_map
 from autograder.rubric import Item
 
-TEMPLATES = Path(__file__).resolve().parent / "templates"
 WORKFLOW = ".github/workflows/public-tests.yml"
 SCRIPTS = ".github/scripts"
 MISTAKES = "exercises/tests/mistakes.json"  # the known mistakes' values on the public tests' inputs
 CHECK_TRAINING = "exercises/check_training"  # python -m exercises.check_training
-RUNTIME = Path(__file__).resolve().parent.parent / "runtime"
 
 
 class ReleaseError(Exception):

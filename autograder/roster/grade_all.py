@@ -28,7 +28,8 @@ from pathlib import Path
 from autograder import __version__, checks
 from autograder.grading import writers
 from autograder.grading.grade import PRELOAD, failed_grading, is_graded
-from autograder.rubric import RUBRIC, load
+from autograder.locations import RUBRIC
+from autograder.rubric import load
 
 KEY_FILE = "grading-key.txt"
 SLACK = 120.0  # seconds beyond the rubric's grading cap before a grading process is killed

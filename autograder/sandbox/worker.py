@@ -21,10 +21,10 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+from autograder.locations import RUNTIME
 from autograder.runtime.frames import HEADER, write_frame
 from autograder.sandbox import layers, namespaces, paths, probe, uid
 
-RUNTIME = Path(__file__).resolve().parent.parent / "runtime"
 RUNTIME_PACKAGE = "autograde_runtime"
 BOOT = (  # the worker's own layers first, while it is one thread that has imported nothing
     "import json, sys\n"

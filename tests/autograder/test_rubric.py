@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 
 from autograder import checks, rubric, stubs
-from autograder.grading.grade import SUITES
+from autograder.locations import SUITES
 
 
 def suite_tests() -> set[tuple[str, str]]:

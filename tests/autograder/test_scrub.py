@@ -3,7 +3,6 @@
 import json
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 import tiers
@@ -12,11 +11,10 @@ from support import EXERCISES, SOLUTIONS, appended_to, build_submission, grade
 from autograder import stubs
 from autograder.checks.recurrence import check_rnn_forward_output
 from autograder.grading import writers
+from autograder.locations import CHECKS, SUITES
 from autograder.runtime.codec import Unsupported
 from autograder.scrub import SHORTEST, WITHHELD, Scrubber, grader_fragments, squeeze
 from autograder.student import InProcess, StudentError
-
-SUITES = Path(stubs.__file__).resolve().parent / "suites"
 
 
 def reference_lines(function: str = "rnn_forward") -> list[str]:
@@ -56,15 +54,15 @@ def test_it_withholds_every_line_of_the_reference_whatever_its_layout(scrubber):
 
 def test_it_withholds_the_hidden_suites_and_checks(scrubber):
     suite = (SUITES / "test_rnn_forward.py").read_text()
-    check = (SUITES.parent / "checks" / "recurrence.py").read_text()
+    check = (CHECKS / "recurrence.py").read_text()
     for text in (suite, check):
         long_lines = [line for line in text.splitlines() if len(squeeze(line)) >= 40]
         assert quoted(scrubber.text(text), long_lines) == []
 
 
 def test_it_keeps_what_the_student_has_anyway(scrubber):
-    stub = (stubs.EXERCISES / "recurrence.py").read_text()  # given code, docstrings and TODO comments
-    public_test = (stubs.EXERCISES / "tests" / "test_padding.py").read_text()
+    stub = (EXERCISES / "recurrence.py").read_text()  # given code, docstrings and TODO comments
+    public_test = (EXERCISES / "tests" / "test_padding.py").read_text()
     assert scrubber.text(stub) == stub
     assert scrubber.text(public_test) == public_test
 

@@ -24,11 +24,11 @@ from traitlets.config.loader import PyFileConfigLoader
 
 from autograder import cli, rubric, stubs
 from autograder.checks.compare import CheckFailure
+from autograder.locations import SOLUTIONS, SUITES
 from autograder.notebook_feedback import Feedback, feedback
 from autograder.release import nbgrader_course
 
 ASSIGNMENT = nbgrader_course.ASSIGNMENT
-SUITES = Path(nbgrader_course.__file__).parent.parent / "suites"
 GATHER_LAST = "    return output[:, -1]\n"  # catalogue mistake G1: the state after the padding
 WARNS = "    lengths = torch.tensor(lengths)  # right, but PyTorch warns on stderr\n"
 STUDENTS = ("reference", "untouched", "mistaken")
@@ -134,7 +134,7 @@ def test_it_fills_the_answer_cells_with_the_definitions_written_in_a_module_file
     for module in nbgrader_course.MODULES:
         todos = [todo for todo in stubs.todos() if todo.module == module]
         answers = {todo.number: f"    # answer {todo.number}" for todo in todos}
-        source = (stubs.SOLUTIONS / f"{module}.py").read_text()
+        source = (SOLUTIONS / f"{module}.py").read_text()
         for todo in todos:
             source = source.replace(todo.solution, answers[todo.number] + "\n", 1)
         (tmp_path / f"{module}.py").write_text(source)

@@ -30,8 +30,9 @@ from autograder.checks import (
     thresholds,
     variants,
 )
+from autograder.locations import PUBLIC_TESTS, RUNTIME
 from autograder.release import student_repository
-from autograder.release.public_tests import PUBLIC_TESTS, todo_map
+from autograder.release.public_tests import todo_map
 from autograder.runtime import training
 from autograder.student import InProcess, in_package
 
@@ -106,8 +107,8 @@ def test_it_names_no_hidden_module_in_any_released_file(released):
 # -- the training check: the grader's recipe, on other data -----------------------------------------
 def test_its_training_check_is_the_graders_own_recipe_settings_and_wording(released):
     check = released / student_repository.CHECK_TRAINING
-    assert (check / "recipe.py").read_bytes() == (student_repository.RUNTIME / "training.py").read_bytes()
-    assert (check / "language_model.py").read_bytes() == (student_repository.RUNTIME / "language_model.py").read_bytes()
+    assert (check / "recipe.py").read_bytes() == (RUNTIME / "training.py").read_bytes()
+    assert (check / "language_model.py").read_bytes() == (RUNTIME / "language_model.py").read_bytes()
     assert (check / "forget_gate.py").read_text().count("set_forget_bias(rnn, value)") == 1  # not the grader's own
     shipped = json.loads((check / "settings.json").read_text())["items"]
     graded = {

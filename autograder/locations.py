@@ -1,0 +1,18 @@
+"""Every path the grader knows: its package, the checkout it sits in, and the files it reads or ships.
+
+Installed (not editable), ROOT is the site-packages folder, where `solutions` and `exercises` are
+installed beside `autograder`. Standard library only: the roster workflow's jobs import it bare.
+"""
+
+from pathlib import Path
+
+PACKAGE = Path(__file__).resolve().parent  # autograder/
+ROOT = PACKAGE.parent  # the checkout: solutions/, exercises/, pyproject.toml
+SOLUTIONS = ROOT / "solutions"  # the reference, the single source
+EXERCISES = ROOT / "exercises"  # the stubs, generated from SOLUTIONS
+PUBLIC_TESTS = EXERCISES / "tests"  # the tests students run
+RUBRIC = PACKAGE / "rubric.toml"  # points, thresholds and limits
+SUITES = PACKAGE / "suites"  # the hidden pytest suites, with their own pytest.ini
+CHECKS = PACKAGE / "checks"  # the checks the suites call, with the catalogue and the variants
+RUNTIME = PACKAGE / "runtime"  # what the worker imports beside the student's code
+TEMPLATES = PACKAGE / "release" / "templates"  # the files the releases ship
