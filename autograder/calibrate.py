@@ -12,9 +12,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from autograder import rubric
 from autograder.checks import variants
 from autograder.checks.thresholds import accuracy
+from autograder.rubric import Recipe, Rubric
 from autograder.student import InProcess
 from solutions import classifier, language_model
 
@@ -90,25 +90,25 @@ MISTAKES: dict[str, dict[str, InProcess]] = {
 REFERENCE = {"classifier": _classifier(None), "pattern": _loss(language_model.next_token_loss)}
 
 
-def calibrate(seeds: int | None = None, progress: Callable[[str], None] = lambda _: None) -> list[Calibration]:
+def calibrate(
+    rubric: Rubric, seeds: int | None = None, progress: Callable[[str], None] = lambda _: None
+) -> list[Calibration]:
     """Run every threshold item's reference and mistakes over the calibration seeds."""
-    rows = []
-    for function, aspects in rubric.load().thresholds.items():
-        for aspect, settings in aspects.items():
-            count = seeds or settings["calibration_seeds"]
-            name = f"{function}: {aspect.replace('_', ' ')}"
-            progress(f"{name}: reference over {count} seeds")
-            started = time.monotonic()
-            reference = [accuracy(REFERENCE[settings["task"]], settings, seed) for seed in range(count)]
-            seconds = (time.monotonic() - started) / count
-            mistakes = {}
-            for label, student in MISTAKES[settings["task"]].items():
-                if label.startswith("C2") and "max_length" not in settings:
-                    continue  # without padding the state after the padding is the right one
-                progress(f"{name}: {label}")
-                mistakes[label] = [accuracy(student, settings, seed) for seed in range(count)]
-            rows.append(Calibration(name, settings["threshold"], reference, mistakes, seconds))
-    return rows
+    return [_calibration(recipe, seeds or recipe.calibration_seeds, progress) for recipe in rubric.recipes]
+
+
+def _calibration(recipe: Recipe, count: int, progress: Callable[[str], None]) -> Calibration:
+    progress(f"{recipe.name}: reference over {count} seeds")
+    started = time.monotonic()
+    reference = [accuracy(REFERENCE[recipe.task], recipe, seed) for seed in range(count)]
+    seconds = (time.monotonic() - started) / count
+    mistakes = {}
+    for label, student in MISTAKES[recipe.task].items():
+        if label.startswith("C2") and "max_length" not in recipe.settings:
+            continue  # without padding the state after the padding is the right one
+        progress(f"{recipe.name}: {label}")
+        mistakes[label] = [accuracy(student, recipe, seed) for seed in range(count)]
+    return Calibration(recipe.name, recipe.threshold, reference, mistakes, seconds)
 
 
 def table(rows: list[Calibration]) -> str:

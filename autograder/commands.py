@@ -90,7 +90,9 @@ def calibrate_command(seeds: int | None) -> int:
     """Print the calibration table; exit 1 when a threshold no longer separates right from wrong."""
     from autograder import calibrate
 
-    rows = calibrate.calibrate(seeds, progress=lambda line: print(f"  {line}", file=sys.stderr, flush=True))
+    rows = calibrate.calibrate(
+        rubric.load(), seeds, progress=lambda line: print(f"  {line}", file=sys.stderr, flush=True)
+    )
     print(calibrate.table(rows))
     return EXIT_OK if all(row.holds for row in rows) else EXIT_BELOW
 
@@ -123,7 +125,7 @@ def grade_all_command(
         if require_isolation and isolation.refusal():
             return refuse_roster(submissions, out, selected, isolation)
         grade = partial(grade_one, require_isolation=require_isolation)
-        outcomes = grade_all.grade_all(submissions, out, jobs, grade, force, ProgressReport(), only)
+        outcomes = grade_all.grade_all(submissions, out, jobs, grade, force, ProgressReport(), only, selected)
     except ValueError as error:
         print(f"autograde: {error}", file=sys.stderr)
         return EXIT_ERROR
@@ -135,8 +137,8 @@ def grade_all_command(
         print(f"grader error for {outcome.student}: {outcome.detail.splitlines()[0]}", file=sys.stderr)
     graded = sum(outcome.status == "graded" for outcome in outcomes)
     print(f"{graded} graded, {len(outcomes) - graded - len(failed)} skipped (unchanged), {len(failed)} grader error(s)")
-    write_gradebook(out, only)
-    report_command(out, out, None, only, required=False)
+    write_gradebook(out, selected)
+    write_report(out, out, selected, None, required=False)
     return EXIT_OK
 
 
@@ -155,11 +157,11 @@ def refuse_roster(submissions: Path, out: Path, selected: rubric.Rubric, isolati
     return EXIT_ERROR
 
 
-def write_gradebook(results: Path, only: list[str] | None = None) -> int:
+def write_gradebook(results: Path, selected: rubric.Rubric) -> int:
     """The roster's gradebook (CSV and overview), over the items that were graded."""
     from autograder.roster import gradebook
 
-    entries = gradebook.write(results, results, rubric.load().select(only))
+    entries = gradebook.write(results, results, selected)
     print(f"wrote {results / 'gradebook.csv'} and {results / 'overview.md'} ({len(entries)} students)")
     return EXIT_OK
 
@@ -179,16 +181,23 @@ def report_command(
         print(f"autograde: {results} is not a folder of gradings", file=sys.stderr)
         return EXIT_ERROR
     try:
-        from autograder import classreport
-    except ImportError as error:  # matplotlib comes with the report extra
-        print(f"autograde: {missing_extra(error, 'report', 'the class report')}", file=sys.stderr)
-        return EXIT_ERROR if required else EXIT_OK
-    try:
         selected = rubric.load().select(only)
         expected = shards.repositories(roster) if roster else None
     except (ValueError, OSError, shards.RosterError) as error:
         print(f"autograde: {error}", file=sys.stderr)
         return EXIT_ERROR
+    return write_report(results, out, selected, expected, required)
+
+
+def write_report(
+    results: Path, out: Path, selected: rubric.Rubric, expected: list[str] | None, required: bool = True
+) -> int:
+    """The class report of the gradings under results; without matplotlib, exit 2 when `required`, else 0."""
+    try:
+        from autograder import classreport
+    except ImportError as error:  # matplotlib comes with the report extra
+        print(f"autograde: {missing_extra(error, 'report', 'the class report')}", file=sys.stderr)
+        return EXIT_ERROR if required else EXIT_OK
     report = classreport.write(results, out, selected, expected)
     print(
         f"wrote {out / classreport.PAGE} and {out / classreport.TABLE}: {len(report.graded)} graded, "

@@ -1,11 +1,30 @@
-"""The rubric file: points per item and the grader's limits, read once."""
+"""The rubric: points per item, the threshold items' recipes and the grader's limits, read once from a TOML file.
+
+`load(path)` reads a rubric file (the grader's own `rubric.toml` when no path is given) into a
+`Rubric` and checks it as it reads; whoever needs the rubric is handed that `Rubric`, never the file.
+Each section of the file is one record: `[points.F]` an `Item` per aspect, `[thresholds.F.A]` a
+`Recipe`, `[limits]` the `Limits`. Standard library only: the roster workflow's jobs import it bare.
+"""
 
 import tomllib
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
 from autograder.locations import RUBRIC
+
+SECTIONS = ("points", "thresholds", "limits")  # the tables a rubric file may hold
+TASKS = ("classifier", "pattern")  # the training runs of runtime/training.py
+RECIPE_KEYS = ("describe", "task", "threshold", "lesson", "seeds", "calibration_seeds", "timeout")  # besides its own
+
+
+class RubricError(ValueError):
+    """A rubric file that cannot be used; the message names the file and what is wrong."""
+
+
+def item_name(function: str, aspect: str) -> str:
+    """How reports name an item: 'rnn_forward: final state'."""
+    return f"{function}: {aspect.replace('_', ' ')}"
 
 
 @dataclass(frozen=True)
@@ -16,7 +35,7 @@ class Item:
 
     @property
     def name(self) -> str:
-        return f"{self.function}: {self.aspect.replace('_', ' ')}"
+        return item_name(self.function, self.aspect)
 
     @property
     def test_id(self) -> tuple[str, str]:
@@ -25,10 +44,52 @@ class Item:
 
 
 @dataclass(frozen=True)
+class Limits:
+    """Every limit on a grading, with its default: the rubric's [limits] sets any of them."""
+
+    call_timeout: float = 10.0  # seconds per call of the student's code, unless a check names its own
+    fit_timeout: float = 60.0  # seconds for fit_baseline's call: scikit-learn's fit runs in it
+    grading_timeout: float = 600.0  # seconds for a whole grading, start-up included
+    memory_mb: int = 4096  # address-space ceiling of the worker
+    output_kb: int = 16  # the student's output kept per call
+
+    @property
+    def memory_bytes(self) -> int:
+        return self.memory_mb << 20
+
+    @property
+    def output_bytes(self) -> int:
+        return self.output_kb << 10
+
+
+@dataclass(frozen=True)
+class Recipe:
+    """A threshold item: the grader's training run over the student's code, decided on the median
+    accuracy over `seeds`. `settings` is the whole [thresholds.F.A] table, as runtime/training.py reads it."""
+
+    function: str
+    aspect: str
+    describe: str  # what is trained, in the students' words
+    task: str  # one of TASKS
+    threshold: float  # the median accuracy needed
+    lesson: float  # what the lesson's model reached
+    seeds: tuple[int, ...]
+    calibration_seeds: int  # seeds `autograde calibrate` trains over
+    timeout: float  # seconds for one training run
+    settings: dict[str, Any] = field(compare=False, repr=False)
+
+    @property
+    def name(self) -> str:
+        return item_name(self.function, self.aspect)
+
+
+@dataclass(frozen=True)
 class Rubric:
     items: tuple[Item, ...]
-    limits: dict[str, Any]
-    thresholds: dict[str, dict[str, dict[str, Any]]] = field(default_factory=dict)
+    limits: Limits = Limits()
+    recipes: tuple[Recipe, ...] = ()  # the threshold items', in the file's order
+    path: Path = RUBRIC  # the file it was read from
+    text: str = field(default="", compare=False, repr=False)  # that file's text: part of a grading's key
 
     @property
     def total(self) -> float:
@@ -39,20 +100,112 @@ class Rubric:
         return list(dict.fromkeys(item.function for item in self.items))
 
     def select(self, only: list[str] | None) -> "Rubric":
-        """The items of the named functions (all of them for None)."""
+        """The items (and recipes) of the named functions (all of them for None)."""
         if not only:
             return self
         unknown = sorted(set(only) - set(self.functions))
         if unknown:
             raise ValueError(f"no rubric items for {', '.join(unknown)}; known: {', '.join(self.functions)}")
-        return replace(self, items=tuple(item for item in self.items if item.function in only))
+        items = tuple(item for item in self.items if item.function in only)
+        return replace(self, items=items, recipes=tuple(recipe for recipe in self.recipes if recipe.function in only))
+
+    def recipe(self, function: str, aspect: str) -> Recipe | None:
+        """The recipe of item `function: aspect`; None when it is not a threshold item."""
+        return next((r for r in self.recipes if (r.function, r.aspect) == (function, aspect)), None)
 
 
-def load(path: Path = RUBRIC) -> Rubric:
-    data = tomllib.loads(path.read_text(encoding="utf-8"))
-    items = tuple(
-        Item(function, aspect, float(points))
-        for function, aspects in data["points"].items()
-        for aspect, points in aspects.items()
+def load(path: Path | None = None) -> Rubric:
+    """The rubric in `path` (the grader's own rubric.toml when None), checked; RubricError says what is wrong."""
+    path = RUBRIC if path is None else Path(path)
+    try:
+        text = path.read_bytes().decode("utf-8")
+        data = tomllib.loads(text)
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as error:
+        raise RubricError(f"{path} cannot be read as a rubric: {error}") from None
+    try:
+        return _rubric(data, path, text)
+    except RubricError as error:
+        raise RubricError(f"{path}: {error}") from None
+
+
+def _rubric(data: dict[str, Any], path: Path, text: str) -> Rubric:
+    unknown = sorted(set(data) - set(SECTIONS))
+    if unknown:
+        raise RubricError(f"unknown section [{unknown[0]}] (a rubric holds {', '.join(SECTIONS)})")
+    items = _items(_table(data, "points"))
+    recipes = tuple(_recipe(function, aspect, table, items) for function, aspect, table in _threshold_tables(data))
+    return Rubric(items, _limits(_table(data, "limits")), recipes, path, text)
+
+
+def _table(data: dict[str, Any], name: str) -> dict[str, Any]:
+    table = data.get(name, {})
+    if not isinstance(table, dict):
+        raise RubricError(f"[{name}] must be a table")
+    return table
+
+
+def _number(value: Any, where: str) -> float:
+    """A non-negative number (TOML int or float); RubricError naming `where` otherwise."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
+        raise RubricError(f"{where} must be a number of at least 0, not {value!r}")
+    return float(value)
+
+
+def _items(points: dict[str, Any]) -> tuple[Item, ...]:
+    items = []
+    for function, aspects in points.items():
+        if not isinstance(aspects, dict) or not aspects:
+            raise RubricError(f"[points.{function}] must be a table of aspect = points")
+        for aspect, value in aspects.items():
+            items.append(Item(function, aspect, _number(value, f"points.{function}.{aspect}")))
+    if not items:
+        raise RubricError("[points] names no item")
+    return tuple(items)
+
+
+def _threshold_tables(data: dict[str, Any]) -> list[tuple[str, str, dict[str, Any]]]:
+    """(function, aspect, table) of each [thresholds.F.A], in the file's order."""
+    found = []
+    for function, aspects in _table(data, "thresholds").items():
+        if not isinstance(aspects, dict) or not all(isinstance(table, dict) for table in aspects.values()):
+            raise RubricError(f"[thresholds.{function}] must hold one table per aspect, [thresholds.{function}.ASPECT]")
+        found += [(function, aspect, table) for aspect, table in aspects.items()]
+    return found
+
+
+def _recipe(function: str, aspect: str, table: dict[str, Any], items: tuple[Item, ...]) -> Recipe:
+    where = f"thresholds.{function}.{aspect}"
+    if (function, aspect) not in {(item.function, item.aspect) for item in items}:
+        raise RubricError(f"[{where}] has no item: add {aspect} to [points.{function}]")
+    missing = [name for name in RECIPE_KEYS if name not in table]
+    if missing:
+        raise RubricError(f"[{where}] lacks {', '.join(missing)}")
+    if table["task"] not in TASKS:
+        raise RubricError(f"{where}.task must be one of {', '.join(TASKS)}, not {table['task']!r}")
+    seeds = table["seeds"]
+    if not isinstance(seeds, list) or not seeds or not all(type(seed) is int for seed in seeds):
+        raise RubricError(f"{where}.seeds must be a list of integers, not {seeds!r}")
+    return Recipe(
+        function,
+        aspect,
+        str(table["describe"]),
+        table["task"],
+        _number(table["threshold"], f"{where}.threshold"),
+        _number(table["lesson"], f"{where}.lesson"),
+        tuple(seeds),
+        int(_number(table["calibration_seeds"], f"{where}.calibration_seeds")),
+        _number(table["timeout"], f"{where}.timeout"),
+        dict(table),
     )
-    return Rubric(items, dict(data.get("limits", {})), dict(data.get("thresholds", {})))
+
+
+def _limits(table: dict[str, Any]) -> Limits:
+    kinds = {limit.name: limit.type for limit in fields(Limits)}
+    unknown = sorted(set(table) - set(kinds))
+    if unknown:
+        raise RubricError(f"unknown limit {unknown[0]} (the limits are {', '.join(kinds)})")
+    values = {name: _number(value, f"limits.{name}") for name, value in table.items()}
+    whole = [name for name, value in values.items() if kinds[name] is int and not value.is_integer()]
+    if whole:
+        raise RubricError(f"limits.{whole[0]} must be a whole number, not {table[whole[0]]!r}")
+    return Limits(**{name: int(value) if kinds[name] is int else value for name, value in values.items()})

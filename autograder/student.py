@@ -19,12 +19,12 @@ from typing import Any
 import torch
 from torch import nn
 
+from autograder.rubric import Limits
 from autograder.runtime import codec, harness, trusted
 from autograder.runtime.codec import ArgRef, Build, Effect, Optimizer, Seeded
 from autograder.sandbox import Worker, WorkerDied
 from autograder.scrub import Scrubber
 
-DEFAULT_TIMEOUT = 10.0
 TODO_LABEL = re.compile(r"TODO \d+ · [^:]+")
 DEATH_HINTS = {
     "timeout": "an endless loop, or far too much work?",
@@ -236,12 +236,12 @@ class Remote(Runner):
         self,
         worker: Worker,
         deadline: float | None = None,
-        call_timeout: float = DEFAULT_TIMEOUT,
+        limits: Limits | None = None,
         scrubber: Scrubber | None = None,
     ) -> None:
         self.worker = worker
         self.scrubber = scrubber
-        self.call_timeout = call_timeout  # used when a check names no timeout of its own
+        self.call_timeout = (limits or Limits()).call_timeout  # when a check names no timeout of its own
         self.deadline = deadline  # time.monotonic() by which the whole grading must end
         self.transcript: list[str] = []  # what the student's code printed, call by call
 

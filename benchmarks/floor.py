@@ -6,12 +6,10 @@ reference functions in process. `bench_grading.py` times this against `autograde
 
 import importlib
 import time
-from pathlib import Path
 
 from autograder import rubric
+from autograder.locations import CHECKS
 from autograder.student import InProcess, in_package
-
-CHECKS = Path(__file__).resolve().parent.parent / "autograder" / "checks"
 
 
 def main() -> None:

@@ -197,8 +197,8 @@ def thresholds(graded: list[Student], rubric: Rubric) -> list[Threshold]:
     """The accuracy each graded student's code reached on each threshold item."""
     found = []
     for item in rubric.items:
-        settings = rubric.thresholds.get(item.function, {}).get(item.aspect)
-        if settings is None:
+        recipe = rubric.recipe(item.function, item.aspect)
+        if recipe is None:
             continue
         reached, without = {}, []
         for one in graded:
@@ -207,7 +207,7 @@ def thresholds(graded: list[Student], rubric: Rubric) -> list[Threshold]:
                 without.append(one.name)
             else:
                 reached[one.name] = accuracy
-        found.append(Threshold(item.name, settings.get("describe", item.name), settings["threshold"], reached, without))
+        found.append(Threshold(item.name, recipe.describe, recipe.threshold, reached, without))
     return found
 
 

@@ -24,7 +24,7 @@ from autograder.grading.plugin import GradingPlugin, Outcome
 from autograder.grading.results import GradingResult, ItemResult
 from autograder.locations import SUITES
 from autograder.rubric import Rubric
-from autograder.sandbox import IsolationRefused, Limits, Worker
+from autograder.sandbox import IsolationRefused, Worker, WorkerLimits
 
 MAX_MODULE_BYTES = 1 << 20
 MAX_LISTED = 50
@@ -118,13 +118,11 @@ def run_suites(student: object, rubric: Rubric) -> dict[str, Outcome]:
     return plugin.outcomes
 
 
-def limits_from(rubric: Rubric) -> Limits:
+def limits_from(rubric: Rubric) -> WorkerLimits:
+    """The worker's bounds: the rubric's limits, and what its items will import."""
     preload = dict.fromkeys(name for item in rubric.items for name in PRELOAD.get(item.function, ()))
-    return Limits(
-        memory_bytes=int(rubric.limits.get("memory_mb", 4096)) << 20,
-        output_bytes=int(rubric.limits.get("output_kb", 16)) << 10,
-        preload=tuple(preload),
-    )
+    limits = rubric.limits
+    return WorkerLimits(memory_bytes=limits.memory_bytes, output_bytes=limits.output_bytes, preload=tuple(preload))
 
 
 def grade(submission: Path, rubric: Rubric, require_isolation: bool | None = None) -> GradingResult:
@@ -135,7 +133,7 @@ def grade(submission: Path, rubric: Rubric, require_isolation: bool | None = Non
     opt-out, which the reports say on their first line; None leaves it unsaid.
     """
     started = time.monotonic()
-    deadline = started + float(rubric.limits.get("grading_timeout", 600))
+    deadline = started + rubric.limits.grading_timeout
     refusal = sandbox.available().refusal()
     if require_isolation and refusal:
         raise IsolationRequired(refusal)
@@ -158,7 +156,7 @@ def grade(submission: Path, rubric: Rubric, require_isolation: bool | None = Non
                 from autograder.scrub import Scrubber
 
                 scrubber = Scrubber.for_submission(copy / "exercises")
-                student = Remote(worker, deadline, float(rubric.limits.get("call_timeout", 10.0)), scrubber)
+                student = Remote(worker, deadline, rubric.limits, scrubber)
                 outcomes = run_suites(student, rubric)
             if worker.refused:  # a restarted worker lost a layer: nothing it answered counts
                 raise IsolationRequired(worker.refused)

@@ -39,6 +39,11 @@ class GradingPlugin:
     def student_fixture(self) -> object:
         return self.student
 
+    @pytest.fixture(name="rubric")
+    def rubric_fixture(self) -> Rubric:
+        """The rubric being graded by, for the checks that read its recipes or limits."""
+        return self.rubric
+
     def pytest_configure(self, config: pytest.Config) -> None:
         config.stash[outcomes_key] = self.outcomes
 

@@ -281,9 +281,7 @@ def build_notebook(module: str, grading: rubric.Rubric) -> NotebookNode:
 
 def cell_timeout(grading: rubric.Rubric) -> int:
     """Seconds per cell: a threshold item trains once per seed, each run within its own limit."""
-    runs = [
-        item["timeout"] * len(item["seeds"]) for aspects in grading.thresholds.values() for item in aspects.values()
-    ]
+    runs = [recipe.timeout * len(recipe.seeds) for recipe in grading.recipes]
     return int(max(runs, default=0)) + TIMEOUT_MARGIN
 
 

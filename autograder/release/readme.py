@@ -77,16 +77,14 @@ def points_table(todos: list[Todo], rubric: Rubric) -> list[str]:
 
 def threshold_table(rubric: Rubric) -> list[str]:
     lines = ["| item | what is trained | you need |", "|---|---|---|"]
-    for function, aspects in rubric.thresholds.items():
-        for aspect, spec in aspects.items():
-            name = Item(function, aspect, 0).name
-            lines.append(f"| {name} | {_cell(spec['describe'])} | accuracy ≥ {spec['threshold']:g} |")
+    for recipe in rubric.recipes:
+        lines.append(f"| {recipe.name} | {_cell(recipe.describe)} | accuracy ≥ {recipe.threshold:g} |")
     return lines
 
 
 def readme(todos: list[Todo], rubric: Rubric, exercises: Path = EXERCISES) -> str:
-    call_timeout = _number(float(rubric.limits.get("call_timeout", 10)))
-    memory_gb = _number(float(rubric.limits.get("memory_mb", 4096)) / 1024)
+    call_timeout = _number(rubric.limits.call_timeout)
+    memory_gb = _number(rubric.limits.memory_mb / 1024)
     text = [
         f"# {TITLE} — exercises",
         "",

@@ -11,12 +11,12 @@ import json
 import shutil
 from pathlib import Path
 
-from autograder import rubric, stubs
+from autograder import stubs
 from autograder.checks.thresholds import STUDENT_SEEDS
 from autograder.locations import PUBLIC_TESTS, RUNTIME, TEMPLATES
 from autograder.release import classroom, public_mistakes, readme
 from autograder.release.public_tests import todo_map
-from autograder.rubric import Item
+from autograder.rubric import Rubric, load
 
 WORKFLOW = ".github/workflows/public-tests.yml"
 SCRIPTS = ".github/scripts"
@@ -53,13 +53,9 @@ def _json(value: object) -> bytes:
     return (json.dumps(value, indent=2, ensure_ascii=False) + "\n").encode("utf-8")
 
 
-def training_check() -> dict[str, bytes]:
+def training_check(rubric: Rubric) -> dict[str, bytes]:
     """The grader's recipe (its own files but TODO 6's answer), its settings and the command that runs it."""
-    items = {
-        Item(function, aspect, 0).name: settings
-        for function, aspects in rubric.load().thresholds.items()
-        for aspect, settings in aspects.items()
-    }
+    items = {recipe.name: recipe.settings for recipe in rubric.recipes}
     doc = '"""The grader\'s training recipe, run over your code: python -m exercises.check_training."""\n'
     return {
         f"{CHECK_TRAINING}/__init__.py": doc.encode("utf-8"),
@@ -71,14 +67,14 @@ def training_check() -> dict[str, bytes]:
     }
 
 
-def files(todos: list[stubs.Todo], classroom_workflow: bool = False) -> dict[str, bytes]:
+def files(todos: list[stubs.Todo], rubric: Rubric, classroom_workflow: bool = False) -> dict[str, bytes]:
     """Relative path -> content of every file of the release."""
     out = {f"exercises/{name}": text.encode("utf-8") for name, text in stubs.generate().items()}
     for path in sorted(PUBLIC_TESTS.glob("*.py")):
         out[f"exercises/tests/{path.name}"] = path.read_bytes()
     out[MISTAKES] = (json.dumps(public_mistakes.values().shipped, separators=(",", ":")) + "\n").encode("utf-8")
-    out.update(training_check())
-    out["README.md"] = readme.readme(todos, rubric.load()).encode("utf-8")
+    out.update(training_check(rubric))
+    out["README.md"] = readme.readme(todos, rubric).encode("utf-8")
     out["pyproject.toml"] = (TEMPLATES / "student-pyproject.toml").read_bytes()
     out[".gitignore"] = (TEMPLATES / "student-gitignore").read_bytes()
     out[WORKFLOW] = classroom.workflow(classroom_workflow).encode("utf-8")
@@ -87,15 +83,17 @@ def files(todos: list[stubs.Todo], classroom_workflow: bool = False) -> dict[str
     return out
 
 
-def release(target: Path, force: bool = False, classroom_workflow: bool = False) -> list[str]:
-    """Write the student repository into target; return the files written."""
+def release(
+    target: Path, force: bool = False, classroom_workflow: bool = False, rubric: Rubric | None = None
+) -> list[str]:
+    """Write the student repository into target (from `rubric`, by default the grader's); return the files written."""
     if target.exists() and not target.is_dir():
         raise ReleaseError(f"{target} is a file, not a folder")
     if target.exists() and any(path.name != ".git" for path in target.iterdir()):
         if not force:
             raise ReleaseError(f"{target} is not empty: pass --force to replace its contents (.git is kept)")
         _clear(target)
-    content = files(stubs.todos(), classroom_workflow)
+    content = files(stubs.todos(), rubric or load(), classroom_workflow)
     for relative, data in content.items():
         path = target / relative
         path.parent.mkdir(parents=True, exist_ok=True)

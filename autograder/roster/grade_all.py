@@ -28,8 +28,7 @@ from pathlib import Path
 from autograder import __version__, checks
 from autograder.grading import writers
 from autograder.grading.grade import PRELOAD, failed_grading, is_graded
-from autograder.locations import RUBRIC
-from autograder.rubric import load
+from autograder.rubric import Rubric, load
 
 KEY_FILE = "grading-key.txt"
 SLACK = 120.0  # seconds beyond the rubric's grading cap before a grading process is killed
@@ -47,19 +46,19 @@ def students(submissions: Path) -> list[Path]:
     return sorted(path for path in submissions.iterdir() if path.is_dir() and not path.name.startswith("."))
 
 
-def grading_key(submission: Path, only: list[str] | None = None, settings: str = "") -> str:
+def grading_key(submission: Path, rubric: Rubric, only: list[str] | None = None, settings: str = "") -> str:
     """What a grading depends on: the grader, the rubric, --only, the grading's settings and the student's modules."""
     digest = hashlib.sha256(f"{__version__}\n{sorted(only or [])}\n{settings}\n".encode())
-    digest.update(RUBRIC.read_bytes())
+    digest.update(rubric.text.encode("utf-8"))
     for path in sorted((submission / "exercises").glob("*.py")):
         if is_graded(path):
             digest.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
     return digest.hexdigest()
 
 
-def up_to_date(submission: Path, out: Path, only: list[str] | None, settings: str = "") -> bool:
+def up_to_date(submission: Path, out: Path, rubric: Rubric, only: list[str] | None, settings: str = "") -> bool:
     key = out / KEY_FILE
-    current = grading_key(submission, only, settings)
+    current = grading_key(submission, rubric, only, settings)
     return (out / "results.json").exists() and key.exists() and key.read_text().strip() == current
 
 
@@ -104,17 +103,23 @@ def _ended(status: int | None) -> str:
 
 
 def record_outcome(
-    submission: Path, out: Path, status: int | None, started: float, only: list[str] | None, settings: str = ""
+    submission: Path,
+    out: Path,
+    status: int | None,
+    started: float,
+    rubric: Rubric,
+    only: list[str] | None,
+    settings: str = "",
 ) -> Outcome:
     seconds = time.monotonic() - started
     name = submission.name
     if status == 0 and (out / "results.json").exists():
-        (out / KEY_FILE).write_text(grading_key(submission, only, settings) + "\n")
+        (out / KEY_FILE).write_text(grading_key(submission, rubric, only, settings) + "\n")
         return Outcome(name, "graded", seconds)
     error = _ended(status)
     log = (out / "grader.log").read_text(errors="replace")[-2000:] if (out / "grader.log").exists() else ""
     if not (out / "results.json").exists() or status not in (0, 2):
-        result = failed_grading(load().select(only), f"{error}; see grader.log", seconds)
+        result = failed_grading(rubric.select(only), f"{error}; see grader.log", seconds)
         writers.write_results_json(result, out / "results.json")
         writers.write_summary_md(result, out / "summary.md")
     return Outcome(name, "grader error", seconds, (error + "\n" + log).strip())
@@ -166,19 +171,24 @@ def grade_all(
     force: bool = False,
     progress: Progress | None = None,
     only: list[str] | None = None,
+    rubric: Rubric | None = None,
 ) -> list[Outcome]:
-    """Grade every subdirectory of `submissions` into `out/<student>/` by `grade`, `jobs` at a time."""
+    """Grade every subdirectory of `submissions` into `out/<student>/` by `grade`, `jobs` at a time.
+
+    `rubric` (the grader's own when None), read once, is what `grade` grades by: its grading time bounds each
+    grading process, its text is part of each grading's key, and a grading that dies is written against it."""
+    rubric = rubric or load()
     report = progress or (lambda *_: None)
     queue, outcomes = [], []
     for submission in students(submissions):
-        if not force and up_to_date(submission, out / submission.name, only, settings_of(grade)):
+        if not force and up_to_date(submission, out / submission.name, rubric, only, settings_of(grade)):
             outcomes.append(Outcome(submission.name, "skipped"))
         else:
             queue.append(submission)
     total = len(queue) + len(outcomes)
     for number, outcome in enumerate(outcomes, 1):
         report(outcome, number, total)
-    limit = float(load().limits.get("grading_timeout", 600)) + SLACK
+    limit = rubric.limits.grading_timeout + SLACK
     running: dict[Path, _Running] = {}
     try:
         while queue or running:
@@ -195,7 +205,8 @@ def grade_all(
                 del running[submission]
                 status = job.process.exitcode
                 settings = settings_of(grade)
-                outcomes.append(record_outcome(submission, out / submission.name, status, job.started, only, settings))
+                record = record_outcome(submission, out / submission.name, status, job.started, rubric, only, settings)
+                outcomes.append(record)
                 report(outcomes[-1], len(outcomes), total)
     except KeyboardInterrupt:
         _stop_all(running)

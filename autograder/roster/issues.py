@@ -23,8 +23,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from autograder import TITLE, rubric
+from autograder import TITLE
 from autograder.roster import gradebook, shards
+from autograder.rubric import Rubric, load
 
 ISSUE_TITLE = f"{TITLE}: your grade and feedback"
 MARKER = "<!-- autograde feedback -->"
@@ -150,15 +151,16 @@ def explain(repository: str, message: str) -> str:
     return last
 
 
-def post_all(results: Path, roster: list[str], github: GitHub, say: Callable[[str], None] = print) -> list[Posted]:
-    """Post every roster student graded in `results`, in roster order."""
-    rubric_items = rubric.load()
+def post_all(
+    results: Path, roster: list[str], github: GitHub, rubric: Rubric, say: Callable[[str], None] = print
+) -> list[Posted]:
+    """Post every roster student graded in `results` (against `rubric`), in roster order."""
     posted = []
     for repository in roster:
         folder = results / shards.artifact_id(repository)
         if not folder.is_dir():
             continue  # not graded in this run
-        entry = gradebook.read_entry(folder, rubric_items)
+        entry = gradebook.read_entry(folder, rubric)
         if entry.error or not (folder / "summary.md").is_file():
             outcome = Posted(repository, "skipped", f"no valid grading: {entry.error or 'no summary.md'}")
         else:
@@ -196,7 +198,7 @@ def main(argv: list[str]) -> int:
         return 2
     github = GitHub(Pacer(args.per_minute, args.per_hour), retry_wait=args.retry_wait)
     try:
-        posted = post_all(args.results, roster, github) if args.results.is_dir() else []
+        posted = post_all(args.results, roster, github, load()) if args.results.is_dir() else []
     except TokenRefused as error:
         print(f"feedback: GitHub refused the token (is FEEDBACK_TOKEN set and current?): {error}", file=sys.stderr)
         return 2

@@ -25,9 +25,9 @@ import sys
 from datetime import UTC, datetime
 from pathlib import Path
 
-from autograder import rubric
 from autograder.roster import gradebook
 from autograder.roster.shards import artifact_id
+from autograder.rubric import Rubric, load
 
 NO_COMMIT = "no commit before the deadline"
 GIT_TIMEOUT = 600  # seconds for one clone
@@ -108,19 +108,18 @@ def finish(results: Path, now: datetime | None = None) -> int:
     return 0
 
 
-def failures(results: Path) -> list[tuple[str, str]]:
+def failures(results: Path, rubric: Rubric) -> list[tuple[str, str]]:
     """(repository, reason) of every student whose grading failed; not those with no commit to grade."""
     found = []
-    items = rubric.load()
     for folder in students(results):
-        entry = gradebook.read_entry(folder, items)
+        entry = gradebook.read_entry(folder, rubric)
         if entry.error and not entry.error.startswith(NO_COMMIT):
             found.append((entry.student, entry.error))
     return found
 
 
-def check(results: Path) -> int:
-    failed = failures(results)
+def check(results: Path, rubric: Rubric) -> int:
+    failed = failures(results, rubric)
     for student, reason in failed:
         print(f"::error title=grading failed for {student}::{reason}")
     if failed:
@@ -147,7 +146,7 @@ def main(argv: list[str]) -> int:
     args = _arguments(argv)
     if args.command == "checkout":
         return checkout_shard(args.shard, args.server, args.submissions, args.results)
-    return finish(args.results) if args.command == "finish" else check(args.results)
+    return finish(args.results) if args.command == "finish" else check(args.results, load())
 
 
 if __name__ == "__main__":

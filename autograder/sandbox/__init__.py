@@ -15,6 +15,6 @@ stacks them into one command; `worker.Worker` runs the student's code inside the
 
 from autograder.sandbox.probe import available
 from autograder.sandbox.record import Isolation
-from autograder.sandbox.worker import IsolationRefused, Limits, Worker, WorkerDied
+from autograder.sandbox.worker import IsolationRefused, Worker, WorkerDied, WorkerLimits
 
-__all__ = ["Isolation", "IsolationRefused", "Limits", "Worker", "WorkerDied", "available"]
+__all__ = ["Isolation", "IsolationRefused", "Worker", "WorkerDied", "WorkerLimits", "available"]

@@ -22,6 +22,7 @@ from types import ModuleType
 from typing import Any
 
 from autograder.locations import RUNTIME
+from autograder.rubric import Limits
 from autograder.runtime.frames import HEADER, write_frame
 from autograder.sandbox import layers, namespaces, paths, probe, uid
 
@@ -41,12 +42,12 @@ STOP_GRACE = 10.0  # seconds the supervisor gets to kill the worker's processes 
 
 
 @dataclass(frozen=True)
-class Limits:
-    """Bounds on one worker."""
+class WorkerLimits:
+    """Bounds on one worker: the rubric's memory and output limits (by default rubric.Limits'), and its own."""
 
-    memory_bytes: int = 4 << 30
+    memory_bytes: int = Limits().memory_bytes
     max_processes: int = 256  # the worker's own processes and threads (see process_ceiling)
-    output_bytes: int = 16 << 10  # kept per call; the rest is counted and dropped
+    output_bytes: int = Limits().output_bytes  # kept per call; the rest is counted and dropped
     response_bytes: int = 64 << 20
     start_timeout: float = 60.0
     preload: tuple[str, ...] = ()  # modules the worker imports while it warms up, before the first call
@@ -83,7 +84,9 @@ def prepare_runtime(sandbox: Path) -> Path:
 class Worker:
     """One worker process serving one submission; restarted after it dies."""
 
-    def __init__(self, submission: Path, sandbox: Path, limits: Limits = Limits(), required: bool = False) -> None:
+    def __init__(
+        self, submission: Path, sandbox: Path, limits: WorkerLimits = WorkerLimits(), required: bool = False
+    ) -> None:
         self.submission = submission
         self.sandbox = sandbox
         self.limits = limits

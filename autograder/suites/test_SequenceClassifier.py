@@ -16,9 +16,9 @@ def test_padded_batch(student):
     checks.check_SequenceClassifier_padded_batch(student)
 
 
-def test_learns_the_task(student):
-    thresholds.check_SequenceClassifier_learns_the_task(student)
+def test_learns_the_task(student, rubric):
+    thresholds.check_SequenceClassifier_learns_the_task(student, rubric)
 
 
-def test_learns_padded_rows(student):
-    thresholds.check_SequenceClassifier_learns_padded_rows(student)
+def test_learns_padded_rows(student, rubric):
+    thresholds.check_SequenceClassifier_learns_padded_rows(student, rubric)

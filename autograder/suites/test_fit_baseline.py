@@ -3,5 +3,5 @@
 from autograder.checks import baseline as checks
 
 
-def test_accuracy(student):
-    checks.check_fit_baseline_accuracy(student)
+def test_accuracy(student, rubric):
+    checks.check_fit_baseline_accuracy(student, rubric)

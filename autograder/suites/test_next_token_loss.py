@@ -16,5 +16,5 @@ def test_gradients(student):
     checks.check_next_token_loss_gradients(student)
 
 
-def test_trains_the_pattern_model(student):
-    thresholds.check_next_token_loss_trains_the_pattern_model(student)
+def test_trains_the_pattern_model(student, rubric):
+    thresholds.check_next_token_loss_trains_the_pattern_model(student, rubric)

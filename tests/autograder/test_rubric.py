@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 
 from autograder import checks, rubric, stubs
-from autograder.locations import SUITES
+from autograder.locations import RUBRIC, SUITES
 
 
 def suite_tests() -> set[tuple[str, str]]:
@@ -53,6 +53,13 @@ def test_it_keeps_the_items_of_the_functions_named_by_only():
     assert selected.total == sum(item.points for item in points if item.function in {"gather_final", "sample"})
 
 
-def test_it_refuses_an_unknown_name_in_only_and_lists_the_known_ones():
+def test_it_refuses_an_unknown_name_in_only_or_in_a_rubric_file_and_lists_the_known_ones(tmp_path):
     with pytest.raises(ValueError, match="no rubric items for gather_finale; known: rnn_forward"):
         rubric.load().select(["gather_finale"])
+    text = RUBRIC.read_text()
+    (tmp_path / "limit.toml").write_text(text.replace("call_timeout =", "call_timeuot ="))
+    with pytest.raises(rubric.RubricError, match=r"limit.toml: unknown limit call_timeuot \(the limits are call_"):
+        rubric.load(tmp_path / "limit.toml")
+    (tmp_path / "section.toml").write_text(text + "\n[lates]\nper_day = 0.1\n")
+    with pytest.raises(rubric.RubricError, match=r"unknown section \[lates\] \(a rubric holds points, thresholds"):
+        rubric.load(tmp_path / "section.toml")

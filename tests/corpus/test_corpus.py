@@ -45,7 +45,9 @@ for _todo in stubs.todos():
     MODULE_FUNCTIONS.setdefault(_todo.module, ())
     MODULE_FUNCTIONS[_todo.module] += (_todo.function.split(".")[0],)
 
-TRAINED = frozenset(rubric.load().thresholds)  # functions whose grading trains a model on the student's code
+TRAINED = frozenset(
+    recipe.function for recipe in rubric.load().recipes
+)  # functions whose grading trains a model on the student's code
 PARALLEL_GRADINGS = 2  # gradings at once; each is a grader process and its worker, mostly one busy at a time
 SLOW_FUNCTIONS = ("SequenceClassifier",)  # its threshold items train the classifier 6 times: 15-25 s a grading
 SLOWEST_FIRST = ("classifier", "language_model", "padding", "baseline", "recurrence", "initialisation")

@@ -39,7 +39,7 @@ import threading
 import time
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor, wait
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -51,7 +51,7 @@ from tiers import Expected, Tier, command, environment, here, work_folder
 from autograder import rubric, sandbox
 from autograder.grading import writers
 from autograder.grading.grade import IsolationRequired, failed_grading, run_environment
-from autograder.sandbox import Limits
+from autograder.sandbox import WorkerLimits
 from solutions.initialisation import set_forget_bias as set_forget_bias_reference
 
 SUBMISSIONS = ROOT / "tests" / "attacks" / "submissions"
@@ -74,7 +74,7 @@ class Group:
 
     def promised_seconds(self) -> float:
         """What the grader promises a grading takes at most: its grading cap, and one worker's start-up."""
-        return float({**RUBRIC.limits, **self.limits}["grading_timeout"]) + Limits().start_timeout
+        return replace(RUBRIC.limits, **self.limits).grading_timeout + WorkerLimits().start_timeout
 
 
 @dataclass(frozen=True)

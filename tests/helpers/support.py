@@ -42,7 +42,7 @@ def grade(
 ) -> GradingResult:
     selected = rubric.load().select(only)
     if limits:
-        selected = dataclasses.replace(selected, limits={**selected.limits, **limits})
+        selected = dataclasses.replace(selected, limits=dataclasses.replace(selected.limits, **limits))
     return grade_submission(submission, selected, require_isolation)
 
 

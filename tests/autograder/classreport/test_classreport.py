@@ -21,7 +21,7 @@ from autograder.grading.results import GradingResult, ItemResult
 ONLY = ["gather_final", "masked_mean", "next_token_loss"]
 SELECTED = rubric.load().select(ONLY)
 THRESHOLD_ITEM = "next_token_loss: trains the pattern model"
-THRESHOLD = SELECTED.thresholds["next_token_loss"]["trains_the_pattern_model"]["threshold"]
+THRESHOLD = SELECTED.recipe("next_token_loss", "trains_the_pattern_model").threshold
 HOSTILE = "<script>alert(1)</script>"  # a student's name as a results folder may give it
 UNGRADED_HOSTILE = "<img src=x onerror=alert(2)>"
 

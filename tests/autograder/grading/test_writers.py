@@ -53,17 +53,17 @@ def test_it_records_the_mistakes_named_and_the_numbers_measured_in_fields_grades
 
 
 def test_it_records_each_threshold_items_accuracies_whether_it_passed_or_not(reference_result, stub_result):
-    thresholds = rubric.load().thresholds
+    graded = rubric.load()
     for test in writers.gradescope(reference_result)["tests"]:
         function, aspect = test["name"].split(": ")
-        settings = thresholds.get(function, {}).get(aspect.replace(" ", "_"))
+        recipe = graded.recipe(function, aspect.replace(" ", "_"))
         extra = test["extra_data"]
-        if settings is None:
+        if recipe is None:
             assert "accuracy" not in extra, test["name"]
             continue
-        assert extra["threshold"] == settings["threshold"] and extra["seeds"] == settings["seeds"]
-        assert len(extra["seed_accuracies"]) == len(settings["seeds"])
-        assert extra["accuracy"] == statistics.median(extra["seed_accuracies"]) >= settings["threshold"]
+        assert extra["threshold"] == recipe.threshold and extra["seeds"] == list(recipe.seeds)
+        assert len(extra["seed_accuracies"]) == len(recipe.seeds)
+        assert extra["accuracy"] == statistics.median(extra["seed_accuracies"]) >= recipe.threshold
     stubs_failures = {test["extra_data"].get("failure") for test in writers.gradescope(stub_result)["tests"]}
     assert stubs_failures == {"not done"}
 

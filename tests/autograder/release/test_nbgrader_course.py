@@ -160,8 +160,7 @@ def test_it_sizes_the_cell_timeout_for_the_training_runs_and_drops_warnings_from
     from nbgrader.preprocessors import Execute, IgnorePattern
 
     config = PyFileConfigLoader("nbgrader_config.py", path=str(built)).load_config()
-    thresholds = [item for aspects in rubric.load().thresholds.values() for item in aspects.values()]
-    longest = max(item["timeout"] * len(item["seeds"]) for item in thresholds)
+    longest = max(recipe.timeout * len(recipe.seeds) for recipe in rubric.load().recipes)
     assert Execute(config=config).timeout > longest
     cell = nbformat.v4.new_code_cell("x")
     warning = "[W1130 10:00:00.000000 7 Loops.cpp:1] Warning: a PyTorch warning from C++ (function f)\n"

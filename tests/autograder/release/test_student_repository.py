@@ -111,26 +111,19 @@ def test_its_training_check_is_the_graders_own_recipe_settings_and_wording(relea
     assert (check / "language_model.py").read_bytes() == (RUNTIME / "language_model.py").read_bytes()
     assert (check / "forget_gate.py").read_text().count("set_forget_bias(rnn, value)") == 1  # not the grader's own
     shipped = json.loads((check / "settings.json").read_text())["items"]
-    graded = {
-        rubric.Item(function, aspect, 0).name: settings
-        for function, aspects in rubric.load().thresholds.items()
-        for aspect, settings in aspects.items()
-    }
-    assert shipped == graded
+    assert shipped == {recipe.name: recipe.settings for recipe in rubric.load().recipes}
 
 
 def test_its_training_check_trains_and_evaluates_on_rows_the_grader_never_uses(released):
     seeds = training.DataSeeds(
         **json.loads((released / student_repository.CHECK_TRAINING / "settings.json").read_text())["data_seeds"]
     )
-    for settings in (spec for aspects in rubric.load().thresholds.values() for spec in aspects.values()):
-        grader = thresholds.GRADER_SEEDS[training.kind(settings)]
-        used = {seeds.held_out, *(seeds.train + seed for seed in settings["seeds"])}
-        used_by_grader = {grader.held_out, *(grader.train + seed for seed in settings["seeds"])}
-        assert not used & used_by_grader, f"{settings['describe']}: seeds {used & used_by_grader} are the grader's"
-        assert seeds.held_out not in {seeds.train + seed for seed in settings["seeds"]}, (
-            "it would test on training rows"
-        )
+    for recipe in rubric.load().recipes:
+        grader = thresholds.GRADER_SEEDS[training.kind(recipe.settings)]
+        used = {seeds.held_out, *(seeds.train + seed for seed in recipe.seeds)}
+        used_by_grader = {grader.held_out, *(grader.train + seed for seed in recipe.seeds)}
+        assert not used & used_by_grader, f"{recipe.describe}: seeds {used & used_by_grader} are the grader's"
+        assert seeds.held_out not in {seeds.train + seed for seed in recipe.seeds}, "it would test on training rows"
 
 
 # -- the mistakes' values: numbers from the public tests' inputs only --------------------------------
@@ -185,7 +178,7 @@ def test_its_mistake_values_share_no_input_with_the_hidden_checks(released):
     conftest = public_conftest()
     spy, graded = Spy(conftest.summary), rubric.load()
     for item in graded.items:
-        if item.aspect not in graded.thresholds.get(item.function, {}):  # the training runs: see above
+        if graded.recipe(item.function, item.aspect) is None:  # the training runs: see above
             name = f"check_{item.function}_{item.aspect}"
             getattr(next(module for module in CHECKS if hasattr(module, name)), name)(spy)
     hidden = set(spy.seen)
@@ -230,9 +223,8 @@ def test_its_readme_lists_every_todo_with_its_function_lesson_and_points(release
     for item in graded.items:
         assert f"| {item.name} | {item.points:g} |" in text
     assert f"**{graded.total:g}**" in text
-    for aspects in graded.thresholds.values():
-        for spec in aspects.values():
-            assert spec["describe"] in text and f"≥ {spec['threshold']:g}" in text
+    for recipe in graded.recipes:
+        assert recipe.describe in text and f"≥ {recipe.threshold:g}" in text
     assert "    python -m exercises.check_training" in text
 
 
@@ -447,8 +439,10 @@ def student_day(tmp_path: Path, repository: Path, written: list[str]) -> None:
     assert done.stdout.startswith(
         f"{item}: reaches the threshold\nAn LSTM language model trained with your next_token_loss"
     )
-    settings = rubric.load().thresholds["next_token_loss"]["trains_the_pattern_model"]
-    assert f"; it needs {settings['threshold']:.2f}.\n  The lesson's model reached {settings['lesson']}." in done.stdout
+    recipe = rubric.load().recipe("next_token_loss", "trains_the_pattern_model")
+    assert (
+        f"; it needs {recipe.threshold:.2f}.\n  The lesson's model reached {recipe.settings['lesson']}." in done.stdout
+    )
 
     # what the install and the test runs left behind is git-ignored: git sees the released files only
     assert run(["git", "add", "--all"], repository, env).returncode == 0

@@ -130,7 +130,7 @@ def test_it_records_a_grading_process_that_died_with_its_signal_and_log_and_ever
     build_submission(submission)
     out.mkdir(parents=True)
     (out / "grader.log").write_text("Fatal Python error: Segmentation fault\n")
-    outcome = grade_all.record_outcome(submission, out, -signal.SIGSEGV, time.monotonic(), ONLY)
+    outcome = grade_all.record_outcome(submission, out, -signal.SIGSEGV, time.monotonic(), rubric.load(), ONLY)
     assert outcome.status == "grader error"
     assert "killed by SIGSEGV" in outcome.detail and "Segmentation fault" in outcome.detail
     result = json.loads((out / "results.json").read_text())
@@ -152,6 +152,9 @@ def test_it_regrades_a_grading_made_with_other_settings_such_as_an_opt_out_of_is
     (out / "results.json").write_text("{}")
     opted_out = grade_all.settings_of(functools.partial(commands.grade_one, require_isolation=False))
     required = grade_all.settings_of(functools.partial(commands.grade_one, require_isolation=True))
-    assert grade_all.record_outcome(submission, out, 0, time.monotonic(), ONLY, opted_out).status == "graded"
-    assert grade_all.up_to_date(submission, out, ONLY, opted_out)
-    assert not grade_all.up_to_date(submission, out, ONLY, required)
+    assert (
+        grade_all.record_outcome(submission, out, 0, time.monotonic(), rubric.load(), ONLY, opted_out).status
+        == "graded"
+    )
+    assert grade_all.up_to_date(submission, out, rubric.load(), ONLY, opted_out)
+    assert not grade_all.up_to_date(submission, out, rubric.load(), ONLY, required)

@@ -22,7 +22,7 @@ import tiers
 from attack_suite import processes_with
 from support import ROOT, SOLUTIONS
 
-from autograder.sandbox import Isolation, Limits, Worker, layers, probe
+from autograder.sandbox import Isolation, Worker, WorkerLimits, layers, probe
 from autograder.student import Died, Remote
 
 PROBE = """
@@ -118,7 +118,7 @@ def sandbox() -> Iterator[Path]:
 
 @pytest.fixture
 def worker(sandbox):
-    with Worker(make_package(sandbox), sandbox, Limits(output_bytes=1000)) as started:
+    with Worker(make_package(sandbox), sandbox, WorkerLimits(output_bytes=1000)) as started:
         yield started
 
 
@@ -146,7 +146,7 @@ def test_it_keeps_the_instructors_packages_out_of_the_workers_path(worker):
 
 
 def test_it_imports_the_preload_modules_before_the_first_call(sandbox):
-    with Worker(make_package(sandbox), sandbox, Limits(preload=("sklearn.linear_model",))) as preloaded:
+    with Worker(make_package(sandbox), sandbox, WorkerLimits(preload=("sklearn.linear_model",))) as preloaded:
         assert Remote(preloaded).run("probe.loaded", "sklearn.linear_model").value is True
 
 
@@ -214,11 +214,11 @@ def test_it_keeps_the_grader_alive_when_the_worker_kills_its_parent(sandbox, mon
 CHECKS = """
 import json, sys
 from pathlib import Path
-from autograder.sandbox import Limits, Worker
+from autograder.sandbox import Worker, WorkerLimits
 from autograder.student import Remote, StudentError
 sandbox, secret, port, marker, heartbeat = sys.argv[1:]
 found = {}
-with Worker(Path(sandbox) / "submission", Path(sandbox), Limits(max_processes=40)) as worker:
+with Worker(Path(sandbox) / "submission", Path(sandbox), WorkerLimits(max_processes=40)) as worker:
     remote = Remote(worker)
     found["read"] = remote.run("probe.read", secret).value
     found["connect"] = remote.run("probe.connect", int(port)).value
