@@ -132,10 +132,10 @@ def grade_all_command(
     except KeyboardInterrupt:
         print("\ninterrupted: finished gradings are kept; run the same command again to go on", file=sys.stderr)
         return 130
-    failed = [outcome for outcome in outcomes if outcome.status == "grader error"]
+    failed = [outcome for outcome in outcomes if outcome.status == grade_all.Status.GRADER_ERROR]
     for outcome in failed:
         print(f"grader error for {outcome.student}: {outcome.detail.splitlines()[0]}", file=sys.stderr)
-    graded = sum(outcome.status == "graded" for outcome in outcomes)
+    graded = sum(outcome.status == grade_all.Status.GRADED for outcome in outcomes)
     print(f"{graded} graded, {len(outcomes) - graded - len(failed)} skipped (unchanged), {len(failed)} grader error(s)")
     write_gradebook(out, selected)
     write_report(out, out, selected, None, required=False)

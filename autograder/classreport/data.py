@@ -13,17 +13,18 @@ from pathlib import Path
 
 from autograder import stubs
 from autograder.checks.catalogue import CATALOGUE, MISTAKES
+from autograder.grading.results import Failure
 from autograder.roster.gradebook import Entry, collect
 from autograder.rubric import Rubric
 
-# item failures that say the grading of the item went wrong, not the answer (plugin.failure_kind)
+# item failures that say the grading of the item went wrong, not the answer
 TROUBLE = {
-    "timeout": "timed out",
-    "crash": "crashed",
-    "exit": "exited the process",
-    "out of memory": "ran out of memory",
-    "grader error": "grader error",
-    "not run": "did not run",
+    Failure.TIMEOUT: "timed out",
+    Failure.CRASH: "crashed",
+    Failure.EXIT: "exited the process",
+    Failure.OUT_OF_MEMORY: "ran out of memory",
+    Failure.GRADER_ERROR: "grader error",
+    Failure.NOT_RUN: "did not run",
 }
 EXAMPLE_LINES = 8  # lines of feedback shown as a mistake's example
 

@@ -21,7 +21,7 @@ import pytest
 
 from autograder import __version__, sandbox
 from autograder.grading.plugin import GradingPlugin, Outcome
-from autograder.grading.results import GradingResult, ItemResult
+from autograder.grading.results import Failure, GradingResult, ItemResult
 from autograder.locations import SUITES
 from autograder.rubric import Rubric
 from autograder.sandbox import IsolationRefused, Worker, WorkerLimits
@@ -201,7 +201,7 @@ def one_torch_thread() -> Iterator[None]:
 
 def _item_result(item, outcome: Outcome | None) -> ItemResult:
     if outcome is None:
-        outcome = Outcome(False, "This item did not run (the grading stopped before it).", failure="not run")
+        outcome = Outcome(False, "This item did not run (the grading stopped before it).", failure=Failure.NOT_RUN)
     return ItemResult(
         name=item.name,
         function=item.function,
@@ -222,5 +222,6 @@ def failed_grading(
     rubric: Rubric, error: str, seconds: float, environment: dict[str, object] | None = None
 ) -> GradingResult:
     """The result written when grading itself could not finish: every item at 0, the reason given."""
-    items = [_item_result(item, Outcome(False, f"Not graded: {error}", failure="not graded")) for item in rubric.items]
+    outcome = Outcome(False, f"Not graded: {error}", failure=Failure.NOT_GRADED)
+    items = [_item_result(item, outcome) for item in rubric.items]
     return GradingResult(items, round(seconds, 2), environment or {"grader_version": __version__}, [], error)

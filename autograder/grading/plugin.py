@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 import pytest
 
 from autograder.checks.findings import Findings, recording
+from autograder.grading.results import Failure
 from autograder.rubric import Item, Rubric
 
 outcomes_key = pytest.StashKey[dict[str, "Outcome"]]()
@@ -23,7 +24,7 @@ class Outcome:
     output: str = ""
     seconds: float = 0.0
     description: str = ""
-    failure: str = ""  # why it failed: "wrong", "not done", "raised", "timeout", ... (see failure_kind)
+    failure: Failure | None = None  # why it failed (see failure_kind); None when it passed
     findings: Findings = field(default_factory=Findings)
 
 
@@ -112,14 +113,19 @@ def feedback_for(excinfo: pytest.ExceptionInfo | None) -> str:
     return f"The grader could not check this item ({type(error).__name__}: {error}). Please tell your instructor."
 
 
-def failure_kind(excinfo: pytest.ExceptionInfo | None) -> str:
-    """Why an item failed, as a word the class report counts: "" when it passed."""
+def failure_kind(excinfo: pytest.ExceptionInfo | None) -> Failure | None:
+    """Why an item failed; None when it passed."""
     if excinfo is None:
-        return ""
+        return None
     from autograder.student import Died, ImportFailed, NotDone, Raised
 
     error = excinfo.value
     if isinstance(error, Died):
-        return error.kind  # timeout, crash, exit or out of memory
-    named = ((NotDone, "not done"), (ImportFailed, "import failed"), (Raised, "raised"), (AssertionError, "wrong"))
-    return next((word for kind, word in named if isinstance(error, kind)), "grader error")
+        return Failure(error.kind)  # the worker's death: timeout, crash, exit or out of memory
+    named = {
+        NotDone: Failure.NOT_DONE,
+        ImportFailed: Failure.IMPORT_FAILED,
+        Raised: Failure.RAISED,
+        AssertionError: Failure.WRONG,
+    }
+    return next((failure for kind, failure in named.items() if isinstance(error, kind)), Failure.GRADER_ERROR)

@@ -1,6 +1,23 @@
-"""Plain records of a grading: one per rubric item, one for the whole run."""
+"""Plain records of a grading: one per rubric item, one for the whole run, and why an item failed."""
 
 from dataclasses import dataclass, field
+from enum import StrEnum
+
+
+class Failure(StrEnum):
+    """Why an item failed: results.json's extra_data.failure (these words), which the class report counts."""
+
+    WRONG = "wrong"  # the check's assertion: a wrong value, shape or type
+    NOT_DONE = "not done"  # the TODO still raises NotImplementedError
+    RAISED = "raised"  # the student's code raised an exception
+    IMPORT_FAILED = "import failed"  # the student's module could not be imported
+    TIMEOUT = "timeout"  # the worker died: the call, or the grading, ran out of time
+    CRASH = "crash"  # ... the Python process failed
+    EXIT = "exit"  # ... the student's code ended it
+    OUT_OF_MEMORY = "out of memory"  # ... it reached the memory ceiling
+    GRADER_ERROR = "grader error"  # the check itself could not run: not the student's doing
+    NOT_RUN = "not run"  # the grading stopped before the item
+    NOT_GRADED = "not graded"  # the grading could not run at all
 
 
 @dataclass
@@ -14,7 +31,7 @@ class ItemResult:
     feedback: str = ""  # empty when passed
     output: str = ""  # what the student's code printed during the item (bounded)
     seconds: float = 0.0
-    failure: str = ""  # why it failed ("wrong", "not done", "raised", "timeout", "crash", ...); "" when passed
+    failure: Failure | None = None  # why it failed; None when passed
     mistakes: list[str] = field(default_factory=list)  # the catalogue ids its feedback names
     measured: dict[str, object] = field(default_factory=dict)  # threshold items: accuracy, threshold, seeds
 

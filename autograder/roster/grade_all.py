@@ -22,6 +22,7 @@ import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from enum import StrEnum
 from multiprocessing.process import BaseProcess
 from pathlib import Path
 
@@ -34,12 +35,20 @@ KEY_FILE = "grading-key.txt"
 SLACK = 120.0  # seconds beyond the rubric's grading cap before a grading process is killed
 
 
+class Status(StrEnum):
+    """What became of one submission in grade-all."""
+
+    GRADED = "graded"
+    SKIPPED = "skipped"  # unchanged since its last grading, which stands
+    GRADER_ERROR = "grader error"  # the grading process failed: its results.json says so
+
+
 @dataclass
-class Outcome:
+class SubmissionOutcome:
     student: str
-    status: str  # "graded", "skipped", "grader error"
+    status: Status
     seconds: float = 0.0
-    detail: str = ""
+    detail: str = ""  # a grader error's cause and the end of its log
 
 
 def students(submissions: Path) -> list[Path]:
@@ -110,22 +119,22 @@ def record_outcome(
     rubric: Rubric,
     only: list[str] | None,
     settings: str = "",
-) -> Outcome:
+) -> SubmissionOutcome:
     seconds = time.monotonic() - started
     name = submission.name
     if status == 0 and (out / "results.json").exists():
         (out / KEY_FILE).write_text(grading_key(submission, rubric, only, settings) + "\n")
-        return Outcome(name, "graded", seconds)
+        return SubmissionOutcome(name, Status.GRADED, seconds)
     error = _ended(status)
     log = (out / "grader.log").read_text(errors="replace")[-2000:] if (out / "grader.log").exists() else ""
     if not (out / "results.json").exists() or status not in (0, 2):
         result = failed_grading(rubric.select(only), f"{error}; see grader.log", seconds)
         writers.write_results_json(result, out / "results.json")
         writers.write_summary_md(result, out / "summary.md")
-    return Outcome(name, "grader error", seconds, (error + "\n" + log).strip())
+    return SubmissionOutcome(name, Status.GRADER_ERROR, seconds, (error + "\n" + log).strip())
 
 
-Progress = Callable[[Outcome, int, int], None]
+Progress = Callable[[SubmissionOutcome, int, int], None]
 
 
 @dataclass
@@ -172,7 +181,7 @@ def grade_all(
     progress: Progress | None = None,
     only: list[str] | None = None,
     rubric: Rubric | None = None,
-) -> list[Outcome]:
+) -> list[SubmissionOutcome]:
     """Grade every subdirectory of `submissions` into `out/<student>/` by `grade`, `jobs` at a time.
 
     `rubric` (the grader's own when None), read once, is what `grade` grades by: its grading time bounds each
@@ -182,7 +191,7 @@ def grade_all(
     queue, outcomes = [], []
     for submission in students(submissions):
         if not force and up_to_date(submission, out / submission.name, rubric, only, settings_of(grade)):
-            outcomes.append(Outcome(submission.name, "skipped"))
+            outcomes.append(SubmissionOutcome(submission.name, Status.SKIPPED))
         else:
             queue.append(submission)
     total = len(queue) + len(outcomes)

@@ -21,6 +21,7 @@ import time
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
+from enum import StrEnum
 from pathlib import Path
 
 from autograder import TITLE
@@ -38,10 +39,20 @@ class TokenRefused(RuntimeError):
     """GitHub refused the token: stop rather than fail every repository the same way."""
 
 
+class Action(StrEnum):
+    """What was done in one student's repository, in the order the tally lists them."""
+
+    OPENED = "opened"
+    UPDATED = "updated"
+    UNCHANGED = "unchanged"  # the issue already says it
+    SKIPPED = "skipped"  # no valid grading: nothing to post
+    FAILED = "failed"  # GitHub refused: `detail` says what to do
+
+
 @dataclass
 class Posted:
     repository: str
-    action: str  # "opened", "updated", "unchanged", "skipped", "failed"
+    action: Action
     detail: str = ""
 
 
@@ -131,12 +142,12 @@ def post(github: GitHub, repository: str, text: str) -> Posted:
         url = github.run(
             ["issue", "create", "--repo", repository, "--title", ISSUE_TITLE, "--body-file", "-"], text, write=True
         )
-        return Posted(repository, "opened", url.strip())
+        return Posted(repository, Action.OPENED, url.strip())
     number, body = found
     if body.strip() == text.strip():
-        return Posted(repository, "unchanged", f"#{number}")
+        return Posted(repository, Action.UNCHANGED, f"#{number}")
     github.run(["issue", "edit", str(number), "--repo", repository, "--body-file", "-"], text, write=True)
-    return Posted(repository, "updated", f"#{number}")
+    return Posted(repository, Action.UPDATED, f"#{number}")
 
 
 def explain(repository: str, message: str) -> str:
@@ -162,22 +173,21 @@ def post_all(
             continue  # not graded in this run
         entry = gradebook.read_entry(folder, rubric)
         if entry.error or not (folder / "summary.md").is_file():
-            outcome = Posted(repository, "skipped", f"no valid grading: {entry.error or 'no summary.md'}")
+            outcome = Posted(repository, Action.SKIPPED, f"no valid grading: {entry.error or 'no summary.md'}")
         else:
             try:
                 outcome = post(github, repository, issue_text(folder, entry))
             except TokenRefused:
                 raise
             except RuntimeError as error:
-                outcome = Posted(repository, "failed", explain(repository, str(error)))
+                outcome = Posted(repository, Action.FAILED, explain(repository, str(error)))
         posted.append(outcome)
         say(f"{repository}: {outcome.action} {outcome.detail}".rstrip())
     return posted
 
 
 def tally(posted: list[Posted]) -> str:
-    actions = ("opened", "updated", "unchanged", "skipped", "failed")
-    return ", ".join(f"{sum(p.action == action for p in posted)} {action}" for action in actions)
+    return ", ".join(f"{sum(p.action == action for p in posted)} {action}" for action in Action)
 
 
 def main(argv: list[str]) -> int:
@@ -203,7 +213,7 @@ def main(argv: list[str]) -> int:
         print(f"feedback: GitHub refused the token (is FEEDBACK_TOKEN set and current?): {error}", file=sys.stderr)
         return 2
     print(f"feedback: {tally(posted)}")
-    failed = [p for p in posted if p.action == "failed"]
+    failed = [p for p in posted if p.action == Action.FAILED]
     for problem in failed:
         print(f"::error title=no feedback for {problem.repository}::{problem.detail}")
     return 1 if failed else 0

@@ -4,7 +4,7 @@ import sys
 import time
 from typing import TextIO
 
-from autograder.roster.grade_all import Outcome
+from autograder.roster.grade_all import Status, SubmissionOutcome
 
 
 def _clock(seconds: float) -> str:
@@ -23,9 +23,9 @@ class ProgressReport:
         self.graded = 0
         self.bar = stream.isatty()
 
-    def __call__(self, outcome: Outcome, done: int, total: int) -> None:
-        self.failures += outcome.status == "grader error"
-        self.graded += outcome.status != "skipped"
+    def __call__(self, outcome: SubmissionOutcome, done: int, total: int) -> None:
+        self.failures += outcome.status == Status.GRADER_ERROR
+        self.graded += outcome.status != Status.SKIPPED
         elapsed = time.monotonic() - self.started
         rate = elapsed / self.graded if self.graded else 0.0
         left = rate * (total - done)
@@ -38,7 +38,7 @@ class ProgressReport:
             if done == total:
                 self.stream.write("\n")
         else:
-            detail = f" ({outcome.seconds:.1f} s)" if outcome.status != "skipped" else ""
+            detail = f" ({outcome.seconds:.1f} s)" if outcome.status != Status.SKIPPED else ""
             self.stream.write(
                 f"[{done}/{total}] {outcome.student}: {outcome.status}{detail}; elapsed {_clock(elapsed)}, "
                 f"about {_clock(left)} left, {self.failures} failure(s)\n"
