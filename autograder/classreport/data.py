@@ -30,7 +30,7 @@ EXAMPLE_LINES = 8  # lines of feedback shown as a mistake's example
 
 
 @dataclass
-class Student:
+class StudentRecord:
     name: str
     total: float | None  # None: no grade (see error)
     error: str
@@ -93,7 +93,7 @@ class Health:
 @dataclass
 class ClassReport:
     max_score: float
-    students: list[Student]
+    students: list[StudentRecord]
     todos: list[Share]  # worst first
     items: list[Share]  # worst first
     misconceptions: list[Misconception]  # most students first
@@ -102,11 +102,11 @@ class ClassReport:
     health: Health
 
     @property
-    def graded(self) -> list[Student]:
+    def graded(self) -> list[StudentRecord]:
         return [student for student in self.students if student.total is not None]
 
     @property
-    def ungraded(self) -> list[Student]:
+    def ungraded(self) -> list[StudentRecord]:
         return [student for student in self.students if student.total is None]
 
     @property
@@ -130,11 +130,13 @@ def _number(value: object) -> float | None:
     return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
 
 
-def student(entry: Entry) -> Student:
+def record(entry: Entry) -> StudentRecord:
+    """One student's grading as the report reads it: only the structured parts of results.json."""
     tests = entry.document.get("tests") if isinstance(entry.document.get("tests"), list) else []
     records = {str(test.get("name")): test for test in tests if isinstance(test, dict)}
     seconds = _number(entry.document.get("execution_time"))
-    return Student(entry.student, entry.total, entry.error, records, seconds, _dict(entry.document.get("extra_data")))
+    environment = _dict(entry.document.get("extra_data"))
+    return StudentRecord(entry.student, entry.total, entry.error, records, seconds, environment)
 
 
 def score(record: dict | None) -> float:
@@ -155,7 +157,7 @@ def todo_labels() -> dict[str, str]:
     return {todo.function.split(".")[0]: todo.label for todo in stubs.todos()}
 
 
-def shares(graded: list[Student], rubric: Rubric) -> tuple[list[Share], list[Share]]:
+def shares(graded: list[StudentRecord], rubric: Rubric) -> tuple[list[Share], list[Share]]:
     """Full marks per TODO (every item of its function) and per item, worst first."""
     labels = todo_labels()
     items = [
@@ -170,7 +172,7 @@ def shares(graded: list[Student], rubric: Rubric) -> tuple[list[Share], list[Sha
     return sorted(todos, key=lambda share: share.fraction), sorted(items, key=lambda share: share.fraction)
 
 
-def misconceptions(graded: list[Student]) -> list[Misconception]:
+def misconceptions(graded: list[StudentRecord]) -> list[Misconception]:
     """Each catalogue id named for at least one graded student: how many students, most first."""
     named: dict[str, list[str]] = {}
     examples: dict[str, str] = {}
@@ -194,7 +196,7 @@ def misconceptions(graded: list[Student]) -> list[Misconception]:
     return sorted(found, key=lambda m: (-len(m.students), order.get(m.id, len(order)), m.id))
 
 
-def thresholds(graded: list[Student], rubric: Rubric) -> list[Threshold]:
+def thresholds(graded: list[StudentRecord], rubric: Rubric) -> list[Threshold]:
     """The accuracy each graded student's code reached on each threshold item."""
     found = []
     for item in rubric.items:
@@ -212,7 +214,7 @@ def thresholds(graded: list[Student], rubric: Rubric) -> list[Threshold]:
     return found
 
 
-def _zero_todos(one: Student, rubric: Rubric, labels: dict[str, str]) -> list[str]:
+def _zero_todos(one: StudentRecord, rubric: Rubric, labels: dict[str, str]) -> list[str]:
     zeros = []
     for function in rubric.functions:
         own = [item for item in rubric.items if item.function == function]
@@ -222,7 +224,7 @@ def _zero_todos(one: Student, rubric: Rubric, labels: dict[str, str]) -> list[st
     return zeros
 
 
-def look_at(students: list[Student], rubric: Rubric) -> dict[str, list[LookAt]]:
+def look_at(students: list[StudentRecord], rubric: Rubric) -> dict[str, list[LookAt]]:
     """Students to follow up: no grade, an item that timed out, crashed or erred, 0 on a whole TODO."""
     labels = todo_labels()
     trouble, zeros = [], []
@@ -251,7 +253,7 @@ def _flatten(values: dict, prefix: str = "") -> dict[str, str]:
     return flat
 
 
-def health(students: list[Student]) -> Health:
+def health(students: list[StudentRecord]) -> Health:
     """Time per grading, the versions and the isolation each grading recorded."""
     timed = [(one.name, one.seconds) for one in students if one.seconds is not None]
     versions: dict[str, Counter] = {}
@@ -268,7 +270,7 @@ def health(students: list[Student]) -> Health:
 
 def build(results: Path, rubric: Rubric, roster: list[str] | None = None) -> ClassReport:
     """The class report's data for the gradings under `results` (one folder per student)."""
-    students = [student(entry) for entry in collect(results, rubric, roster)]
+    students = [record(entry) for entry in collect(results, rubric, roster)]
     graded = [one for one in students if one.total is not None]
     todos, items = shares(graded, rubric)
     return ClassReport(

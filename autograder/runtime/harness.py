@@ -25,8 +25,9 @@ OPTIMIZERS = ("SGD", "Adam", "AdamW")
 WATCHED_LAYERS = (nn.RNN, nn.GRU, nn.LSTM, nn.RNNCell, nn.GRUCell, nn.LSTMCell)
 
 
-class ImportFailed(Exception):
-    """The student's module could not be imported."""
+class UnimportableModule(Exception):
+    """The student's module could not be imported (the worker answers with phase "import"; the grader
+    raises student.ImportFailed from it)."""
 
 
 def reset_globals(seed: int, threads: int) -> None:

@@ -6,7 +6,7 @@
                  through an unprivileged user namespace                      (namespaces.py)
     landlock     applied by the worker to itself: files, TCP, signals        (landlock.py)
     seccomp      applied by the worker to itself: no sockets, no namespaces  (seccomp.py)
-    fallback     python -I -S, a clean environment, resource limits          (worker.py, runtime/worker.py)
+    fallback     python -I -S, a clean environment, resource limits          (worker.py, runtime/serve.py)
 
 `probe.available()` finds which layers start here and what they protect; `layers`
 stacks them into one command; `worker.Worker` runs the student's code inside them;

@@ -35,8 +35,8 @@ BOOT = (  # the worker's own layers first, while it is one thread that has impor
     "confined = confine.confine(config['confine'])\n"
     "sys.path[:0] = [config['submission']]\n"
     "sys.path += config['site']\n"
-    "from autograde_runtime import worker\n"
-    "worker.main(config, confined)\n"
+    "from autograde_runtime import serve\n"
+    "serve.main(config, confined)\n"
 )
 STOP_GRACE = 10.0  # seconds the supervisor gets to kill the worker's processes before it is killed itself
 

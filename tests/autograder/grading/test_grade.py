@@ -121,7 +121,7 @@ WORKER_STARTS_AND_TORCH = """
 import json, sys
 starts = []
 def note(event, arguments):
-    if event == "subprocess.Popen" and "from autograde_runtime import worker" in " ".join(map(str, arguments[1])):
+    if event == "subprocess.Popen" and "from autograde_runtime import serve" in " ".join(map(str, arguments[1])):
         starts.append("torch" in sys.modules)
 sys.addaudithook(note)
 from autograder import cli

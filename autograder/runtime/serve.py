@@ -39,7 +39,7 @@ class Resolver:
         try:
             value = importlib.import_module(f"{self.package}.{module_name}")
         except BaseException as error:
-            raise harness.ImportFailed(module_name) from error
+            raise harness.UnimportableModule(module_name) from error
         for attribute in attributes:
             value = getattr(value, attribute)
         return value
@@ -76,7 +76,7 @@ def serve(config: dict[str, Any], confined: dict[str, str]) -> None:
             return
         try:
             response = harness.call(codec.loads(frame), resolve)
-        except harness.ImportFailed as failure:
+        except harness.UnimportableModule as failure:
             error = failure.__cause__ or failure
             response = {"ok": False, "phase": "import", "module": str(failure)}
             response["error"] = harness.describe_exception(error, root)
