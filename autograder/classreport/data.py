@@ -126,7 +126,8 @@ def _dict(value: object) -> dict:
     return value if isinstance(value, dict) else {}
 
 
-def _number(value: object) -> float | None:
+def _numeric(value: object) -> float | None:
+    """A value read from results.json as a number; None when it is not one."""
     return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
 
 
@@ -134,13 +135,13 @@ def record(entry: Entry) -> StudentRecord:
     """One student's grading as the report reads it: only the structured parts of results.json."""
     tests = entry.document.get("tests") if isinstance(entry.document.get("tests"), list) else []
     records = {str(test.get("name")): test for test in tests if isinstance(test, dict)}
-    seconds = _number(entry.document.get("execution_time"))
+    seconds = _numeric(entry.document.get("execution_time"))
     environment = _dict(entry.document.get("extra_data"))
     return StudentRecord(entry.student, entry.total, entry.error, records, seconds, environment)
 
 
 def score(record: dict | None) -> float:
-    return _number((record or {}).get("score")) or 0.0
+    return _numeric((record or {}).get("score")) or 0.0
 
 
 def failure(record: dict | None) -> str:
@@ -205,7 +206,7 @@ def thresholds(graded: list[StudentRecord], rubric: Rubric) -> list[Threshold]:
             continue
         reached, without = {}, []
         for one in graded:
-            accuracy = _number(_dict(one.tests.get(item.name, {}).get("extra_data")).get("accuracy"))
+            accuracy = _numeric(_dict(one.tests.get(item.name, {}).get("extra_data")).get("accuracy"))
             if accuracy is None:
                 without.append(one.name)
             else:

@@ -11,6 +11,7 @@ from html import escape
 import autograder
 from autograder.classreport import charts
 from autograder.classreport.data import ClassReport, Misconception, Share, Threshold
+from autograder.text import number
 
 TITLE = f"Class report · {autograder.TITLE}"
 NAMES_SHOWN = 12  # students named per misconception before "and N more"
@@ -44,10 +45,6 @@ SECTIONS = {
 }
 
 
-def _number(value: float | None) -> str:
-    return "–" if value is None else f"{value:g}"
-
-
 def _percent(part: int, whole: int) -> str:
     return f"{100 * part / whole:.0f}%" if whole else "–"
 
@@ -77,7 +74,7 @@ def totals(report: ClassReport) -> str:
     if not scores:
         return "\n".join([*lines, "<p>No grading to chart.</p>"])
     lines.append(
-        f"<p>Total out of {_number(report.max_score)}: mean {report.mean:.1f}, median {report.median:g}, "
+        f"<p>Total out of {number(report.max_score)}: mean {report.mean:.1f}, median {report.median:g}, "
         f"min {min(scores):g}, max {max(scores):g}.</p>"
     )
     chart = charts.totals_histogram(scores, report.max_score, report.mean or 0.0, report.median or 0.0)
@@ -116,7 +113,7 @@ def misconceptions(report: ClassReport) -> str:
 
 
 def _share_rows(shares: list[Share]) -> list[list[str]]:
-    return [[escape(s.label), _number(s.points), f"{s.full}/{s.graded}", _percent(s.full, s.graded)] for s in shares]
+    return [[escape(s.label), number(s.points), f"{s.full}/{s.graded}", _percent(s.full, s.graded)] for s in shares]
 
 
 def full_marks(report: ClassReport) -> str:

@@ -12,6 +12,7 @@ from pathlib import Path
 
 from autograder import TITLE
 from autograder.grading.results import GradingResult, ItemResult
+from autograder.text import json_number, number
 
 ANSI = re.compile(r"\x1b(\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(\x07|\x1b\\)|[@-Z\\-_])")
 CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
@@ -45,10 +46,6 @@ def reason(item: ItemResult) -> str:
     return first if len(first) <= 110 else first[:107] + "..."
 
 
-def _number(value: float) -> float | int:
-    return int(value) if float(value).is_integer() else round(value, 2)
-
-
 def test_data(item: ItemResult) -> dict:
     """A test's machine-readable record: its function, why it failed, what its check measured (no timing:
     the same submission gives the same results.json but for execution_time)."""
@@ -61,8 +58,8 @@ def gradescope(result: GradingResult) -> dict:
     tests = [
         {
             "name": item.name,
-            "score": _number(item.score),
-            "max_score": _number(item.max_score),
+            "score": json_number(item.score),
+            "max_score": json_number(item.max_score),
             "status": item.status,
             "output": item_text(item),
             "visibility": "visible",
@@ -71,16 +68,16 @@ def gradescope(result: GradingResult) -> dict:
         }
         for item in result.items
     ]
-    score_line = f"Score {_number(result.score)}/{_number(result.max_score)}"
+    score_line = f"Score {number(result.score, places=2)}/{number(result.max_score, places=2)}"
     document = {
-        "score": _number(result.score),
+        "score": json_number(result.score),
         "execution_time": round(result.execution_time, 2),
         "output": _first(result, clean(result.error) if result.error else score_line),
         "visibility": "visible",
         "stdout_visibility": "hidden",
         "tests": tests,
         "extra_data": {
-            "max_score": _number(result.max_score),
+            "max_score": json_number(result.max_score),
             **result.environment,
             "ignored_files": result.ignored,
             **({"grading_error": clean(result.error)} if result.error else {}),
@@ -102,7 +99,7 @@ def markdown(result: GradingResult) -> str:
     """The summary for humans and for GitHub's job summary."""
     lines = [
         *([f"**{result.notice}**", ""] if result.notice else []),
-        f"## {TITLE}: {_number(result.score)} / {_number(result.max_score)}",
+        f"## {TITLE}: {number(result.score, places=2)} / {number(result.max_score, places=2)}",
         "",
         "| item | score | max | |",
         "|---|---:|---:|---|",
@@ -110,7 +107,8 @@ def markdown(result: GradingResult) -> str:
     for item in result.items:
         mark = "✅" if item.status == "passed" else "❌"
         cell = reason(item).replace("|", "\\|")
-        lines.append(f"| {item.name} | {_number(item.score)} | {_number(item.max_score)} | {mark} {cell} |")
+        score, most = number(item.score, places=2), number(item.max_score, places=2)
+        lines.append(f"| {item.name} | {score} | {most} | {mark} {cell} |")
     failed = [item for item in result.items if item.status != "passed"]
     if failed:
         lines += ["", "### What to fix", ""]
@@ -136,8 +134,10 @@ def table(result: GradingResult) -> str:
     width = max(len(item.name) for item in result.items) if result.items else 10
     lines = [f"{'item':<{width}}  score  max  reason", f"{'-' * width}  -----  ---  ------"]
     for item in result.items:
-        lines.append(f"{item.name:<{width}}  {_number(item.score):>5}  {_number(item.max_score):>3}  {reason(item)}")
-    lines.append(f"{'total':<{width}}  {_number(result.score):>5}  {_number(result.max_score):>3}")
+        score, most = number(item.score, places=2), number(item.max_score, places=2)
+        lines.append(f"{item.name:<{width}}  {score:>5}  {most:>3}  {reason(item)}")
+    total, most = number(result.score, places=2), number(result.max_score, places=2)
+    lines.append(f"{'total':<{width}}  {total:>5}  {most:>3}")
     if result.error:
         lines.append(f"grading stopped early: {clean(result.error)}")
     return "\n".join(lines)

@@ -12,6 +12,7 @@ from autograder import TITLE
 from autograder.locations import EXERCISES
 from autograder.rubric import Item, Rubric
 from autograder.stubs import Todo
+from autograder.text import number
 
 TORCH = "torch==2.13.0"
 CPU_INDEX = "https://download.pytorch.org/whl/cpu"
@@ -43,10 +44,6 @@ def lesson(todo: Todo, exercises: Path = EXERCISES) -> str:
     return " ".join(taken).removeprefix("Lesson:").strip()
 
 
-def _number(value: float) -> str:
-    return f"{value:g}"
-
-
 def items_of(todo: Todo, rubric: Rubric) -> list[Item]:
     return [item for item in rubric.items if item.function == todo.function.split(".")[0]]
 
@@ -60,7 +57,7 @@ def todo_table(todos: list[Todo], rubric: Rubric, exercises: Path) -> list[str]:
     for todo in todos:
         points = sum(item.points for item in items_of(todo, rubric))
         lines.append(
-            f"| {todo.number} · {todo.name} | `{todo.module}.{todo.function}` | {_number(points)} "
+            f"| {todo.number} · {todo.name} | `{todo.module}.{todo.function}` | {number(points)} "
             f"| {_cell(lesson(todo, exercises))} |"
         )
     return lines
@@ -70,8 +67,8 @@ def points_table(todos: list[Todo], rubric: Rubric) -> list[str]:
     lines = ["| TODO | item | points |", "|---|---|---:|"]
     for todo in todos:
         for item in items_of(todo, rubric):
-            lines.append(f"| {todo.number} | {item.name} | {_number(item.points)} |")
-    lines.append(f"| | **total** | **{_number(rubric.total)}** |")
+            lines.append(f"| {todo.number} | {item.name} | {number(item.points)} |")
+    lines.append(f"| | **total** | **{number(rubric.total)}** |")
     return lines
 
 
@@ -83,8 +80,8 @@ def threshold_table(rubric: Rubric) -> list[str]:
 
 
 def readme(todos: list[Todo], rubric: Rubric, exercises: Path = EXERCISES) -> str:
-    call_timeout = _number(rubric.limits.call_timeout)
-    memory_gb = _number(rubric.limits.memory_mb / 1024)
+    call_timeout = number(rubric.limits.call_timeout)
+    memory_gb = number(rubric.limits.memory_mb / 1024)
     text = [
         f"# {TITLE} — exercises",
         "",

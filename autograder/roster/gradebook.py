@@ -17,6 +17,7 @@ from pathlib import Path
 
 from autograder import TITLE
 from autograder.rubric import Rubric
+from autograder.text import number
 
 
 @dataclass
@@ -96,10 +97,6 @@ def collect(results: Path, rubric: Rubric, roster: list[str] | None = None) -> l
     return sorted(entries, key=lambda entry: entry.student.lower())
 
 
-def _number(value: float | None) -> str:
-    return "" if value is None else f"{value:g}"
-
-
 def _safe(text: str) -> str:
     """A CSV cell a spreadsheet will not read as a formula."""
     return "'" + text if text[:1] in ("=", "+", "-", "@") else text
@@ -111,9 +108,9 @@ def write_csv(entries: list[Entry], rubric: Rubric, path: Path) -> None:
         record = ["student", "deadline", "commit", "commit time", "graded at"]
         writer.writerow([*record, "total", "max", *(item.name for item in rubric.items), "error"])
         for entry in entries:
-            scores = [_number(entry.scores.get(item.name)) if entry.total is not None else "" for item in rubric.items]
+            scores = [number(entry.scores.get(item.name)) if entry.total is not None else "" for item in rubric.items]
             first = [entry.student, entry.deadline, entry.commit, entry.commit_time, entry.graded_at]
-            marks = [_number(entry.total), _number(entry.max_score)]
+            marks = [number(entry.total), number(entry.max_score)]
             writer.writerow([*map(_safe, first), *marks, *scores, _safe(entry.error)])
 
 
@@ -140,7 +137,7 @@ def overview(entries: list[Entry], rubric: Rubric) -> str:
     lines.append(f"{len(entries)} students: {len(graded)} graded, {len(failed)} without a grade.")
     if totals:
         lines.append(
-            f"Total out of {_number(rubric.total)}: mean {statistics.mean(totals):.1f}, "
+            f"Total out of {number(rubric.total)}: mean {statistics.mean(totals):.1f}, "
             f"median {statistics.median(totals):g}, min {min(totals):g}, max {max(totals):g}."
         )
     if deadlines(entries):
@@ -148,13 +145,13 @@ def overview(entries: list[Entry], rubric: Rubric) -> str:
     lines += ["", "## Students", "", "| student | commit | total | max | |", "|---|---|---:|---:|---|"]
     for entry in entries:
         note = f"⚠ {_cell(entry.error)}" if entry.error else ""
-        total, most = _number(entry.total), _number(entry.max_score)
+        total, most = number(entry.total), number(entry.max_score)
         lines.append(f"| {_cell(entry.student)} | {_cell(entry.commit[:12])} | {total} | {most} | {note} |")
     lines += ["", "## Full marks per item", "", "| item | points | students with full marks |", "|---|---:|---:|"]
     for item in rubric.items:
         full = sum(entry.scores.get(item.name, 0.0) >= item.points for entry in graded)
         rate = f"{full}/{len(graded)} ({100 * full / len(graded):.0f}%)" if graded else "-"
-        lines.append(f"| {item.name} | {_number(item.points)} | {rate} |")
+        lines.append(f"| {item.name} | {number(item.points)} | {rate} |")
     if failed:
         lines += ["", "## Grading failed: regrade or follow up", ""]
         lines += [f"- {_cell(entry.student)}: {_cell(entry.error)}" for entry in failed]
