@@ -17,6 +17,12 @@ from autograder.locations import SOLUTIONS
 EXIT_OK, EXIT_BELOW, EXIT_ERROR = 0, 1, 2
 
 
+def fail(reason: object, status: int = EXIT_ERROR) -> int:
+    """How a command stops short: `autograde: REASON` on stderr; returns the exit status (2 unless told)."""
+    print(f"autograde: {reason}", file=sys.stderr)
+    return status
+
+
 def grade_command(
     submission: Path,
     out: Path,
@@ -31,8 +37,7 @@ def grade_command(
     try:
         selected = rubric.load().select(only)
     except ValueError as error:
-        print(f"autograde: {error}", file=sys.stderr)
-        return EXIT_ERROR
+        return fail(error)
     started = time.monotonic()
     status = EXIT_OK
     if require_isolation is False:  # an explicit opt-out comes first, on the terminal as in every report
@@ -42,8 +47,8 @@ def grade_command(
         result = grade(submission, selected, require_isolation)
     except GradingError as error:
         environment = run_environment(sandbox.available(), require_isolation)
-        result, status = failed_grading(selected, str(error), time.monotonic() - started, environment), EXIT_ERROR
-        print(f"autograde: {error}", file=sys.stderr)
+        result = failed_grading(selected, str(error), time.monotonic() - started, environment)
+        status = fail(error)  # and results.json says why, below
     except Exception as error:  # a grader bug must still leave a results.json behind
         message = f"the grader failed unexpectedly ({type(error).__name__}: {error})"
         result, status = failed_grading(selected, message, time.monotonic() - started), EXIT_ERROR
@@ -114,8 +119,7 @@ def grade_all_command(
     from autograder.roster.progress import ProgressReport
 
     if not submissions.is_dir():
-        print(f"autograde: {submissions} is not a folder of submissions", file=sys.stderr)
-        return EXIT_ERROR
+        return fail(f"{submissions} is not a folder of submissions")
     jobs = jobs or grade_all.default_jobs()
     out.mkdir(parents=True, exist_ok=True)  # an empty roster still gets its (empty) gradebook and report
     try:
@@ -127,8 +131,7 @@ def grade_all_command(
         grade = partial(grade_one, require_isolation=require_isolation)
         outcomes = grade_all.grade_all(submissions, out, jobs, grade, force, ProgressReport(), only, selected)
     except ValueError as error:
-        print(f"autograde: {error}", file=sys.stderr)
-        return EXIT_ERROR
+        return fail(error)
     except KeyboardInterrupt:
         print("\ninterrupted: finished gradings are kept; run the same command again to go on", file=sys.stderr)
         return 130
@@ -152,9 +155,7 @@ def refuse_roster(submissions: Path, out: Path, selected: rubric.Rubric, isolati
         (out / submission.name).mkdir(parents=True, exist_ok=True)
         writers.write_results_json(result, out / submission.name / "results.json")
         writers.write_summary_md(result, out / submission.name / "summary.md")
-    print(f"autograde: {reason}", file=sys.stderr)
-    print("(--no-require-isolation grades anyway, and says so on the first line of every report)", file=sys.stderr)
-    return EXIT_ERROR
+    return fail(f"{reason}\n(--no-require-isolation grades anyway, and says so on the first line of every report)")
 
 
 def write_gradebook(results: Path, selected: rubric.Rubric) -> int:
@@ -178,14 +179,12 @@ def report_command(
     from autograder.roster import shards
 
     if not results.is_dir():
-        print(f"autograde: {results} is not a folder of gradings", file=sys.stderr)
-        return EXIT_ERROR
+        return fail(f"{results} is not a folder of gradings")
     try:
         selected = rubric.load().select(only)
         expected = shards.repositories(roster) if roster else None
     except (ValueError, OSError, shards.RosterError) as error:
-        print(f"autograde: {error}", file=sys.stderr)
-        return EXIT_ERROR
+        return fail(error)
     return write_report(results, out, selected, expected, required)
 
 
@@ -196,8 +195,7 @@ def write_report(
     try:
         from autograder import classreport
     except ImportError as error:  # matplotlib comes with the report extra
-        print(f"autograde: {missing_extra(error, 'report', 'the class report')}", file=sys.stderr)
-        return EXIT_ERROR if required else EXIT_OK
+        return fail(missing_extra(error, "report", "the class report"), EXIT_ERROR if required else EXIT_OK)
     report = classreport.write(results, out, selected, expected)
     print(
         f"wrote {out / classreport.PAGE} and {out / classreport.TABLE}: {len(report.graded)} graded, "
@@ -211,8 +209,7 @@ def nbgrader_command(course: Path, assignment: str) -> int:
     try:
         from autograder.release import nbgrader_course
     except ImportError as error:  # nbformat comes with nbgrader, in the nbgrader extra
-        print(f"autograde: {missing_extra(error, 'nbgrader', 'the nbgrader course')}", file=sys.stderr)
-        return EXIT_ERROR
+        return fail(missing_extra(error, "nbgrader", "the nbgrader course"))
     written = nbgrader_course.build_course(course, assignment)
     for path in written:
         print(f"wrote {path}")
@@ -240,8 +237,7 @@ def release_command(target: Path, force: bool, classroom: bool = False) -> int:
     try:
         written = student_repository.release(target, force, classroom)
     except student_repository.ReleaseError as error:
-        print(f"autograde: {error}", file=sys.stderr)
-        return EXIT_ERROR
+        return fail(error)
     print(f"wrote the student repository to {target} ({len(written)} files)")
     return EXIT_OK
 
@@ -251,13 +247,11 @@ def gradebook_command(results: Path, out: Path, roster: Path | None) -> int:
     from autograder.roster import gradebook, shards
 
     if not results.is_dir():
-        print(f"autograde: {results} is not a folder of gradings", file=sys.stderr)
-        return EXIT_ERROR
+        return fail(f"{results} is not a folder of gradings")
     try:
         expected = shards.repositories(roster) if roster else None
     except (OSError, shards.RosterError) as error:
-        print(f"autograde: {error}", file=sys.stderr)
-        return EXIT_ERROR
+        return fail(error)
     entries = gradebook.write(results, out, rubric.load(), expected)
     failed = [entry for entry in entries if entry.error]
     print(f"wrote {out / 'gradebook.csv'} and {out / 'overview.md'}: {len(entries)} students")
@@ -273,8 +267,7 @@ def merge_command(sources: list[Path], out: Path) -> int:
     try:
         picks = merge.merge(sources, out)
     except merge.MergeError as error:
-        print(f"autograde: {error}", file=sys.stderr)
-        return EXIT_ERROR
+        return fail(error)
     replaced = sum(pick.others for pick in picks)
     print(f"wrote {out}: {len(picks)} students, the newest grading of each ({replaced} older ones left out)")
     return EXIT_OK
