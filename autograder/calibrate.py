@@ -10,13 +10,20 @@ import statistics
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from autograder.checks import variants
 from autograder.checks.thresholds import accuracy
 from autograder.rubric import Recipe, Rubric
 from autograder.student import InProcess
 from solutions import classifier, language_model
+
+
+class Worst(NamedTuple):
+    """The known mistake that came closest to the threshold, and its best seed's accuracy."""
+
+    mistake: str
+    accuracy: float
 
 
 @dataclass
@@ -28,9 +35,9 @@ class Calibration:
     seconds_per_seed: float
 
     @property
-    def worst_mistake(self) -> tuple[str, float]:
+    def worst_mistake(self) -> Worst:
         name = max(self.mistakes, key=lambda key: max(self.mistakes[key]))
-        return name, max(self.mistakes[name])
+        return Worst(name, max(self.mistakes[name]))
 
     @property
     def margin_above(self) -> float:
@@ -40,7 +47,7 @@ class Calibration:
     @property
     def margin_below(self) -> float:
         """How far the best seed of the best mistake stays under the threshold."""
-        return self.threshold - self.worst_mistake[1]
+        return self.threshold - self.worst_mistake.accuracy
 
     @property
     def holds(self) -> bool:

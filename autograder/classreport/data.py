@@ -10,6 +10,7 @@ import statistics
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 from autograder import stubs
 from autograder.checks.catalogue import CATALOGUE, MISTAKES
@@ -82,10 +83,15 @@ class LookAt:
     reason: str
 
 
+class Timed(NamedTuple):
+    student: str
+    seconds: float
+
+
 @dataclass
 class Health:
     seconds: list[float]  # execution time of each grading that recorded one
-    slowest: list[tuple[str, float]]
+    slowest: list[Timed]  # the three slowest gradings
     versions: dict[str, Counter]  # "grader_version" -> Counter of values
     isolation: dict[str, Counter]  # an isolation key -> Counter of its values, across gradings
 
@@ -256,7 +262,7 @@ def _flatten(values: dict, prefix: str = "") -> dict[str, str]:
 
 def health(students: list[StudentRecord]) -> Health:
     """Time per grading, the versions and the isolation each grading recorded."""
-    timed = [(one.name, one.seconds) for one in students if one.seconds is not None]
+    timed = [Timed(one.name, one.seconds) for one in students if one.seconds is not None]
     versions: dict[str, Counter] = {}
     isolation: dict[str, Counter] = {}
     for one in students:
@@ -265,8 +271,8 @@ def health(students: list[StudentRecord]) -> Health:
                 versions.setdefault(key, Counter())[str(one.environment[key])] += 1
         for key, value in _flatten(_dict(one.environment.get("isolation"))).items():
             isolation.setdefault(key, Counter())[value] += 1
-    slowest = sorted(timed, key=lambda pair: -pair[1])[:3]
-    return Health([seconds for _, seconds in timed], slowest, versions, isolation)
+    slowest = sorted(timed, key=lambda one: -one.seconds)[:3]
+    return Health([one.seconds for one in timed], slowest, versions, isolation)
 
 
 def build(results: Path, rubric: Rubric, roster: list[str] | None = None) -> ClassReport:

@@ -172,7 +172,7 @@ def health(report: ClassReport) -> str:
     if state.seconds:
         ordered = sorted(state.seconds)
         middle = statistics.median(ordered)
-        slowest = ", ".join(f"{escape(name)} {seconds:.1f} s" for name, seconds in state.slowest)
+        slowest = ", ".join(f"{escape(one.student)} {one.seconds:.1f} s" for one in state.slowest)
         parts.append(
             f"<p>Time per grading: min {ordered[0]:.1f} s, median {middle:.1f} s, max {ordered[-1]:.1f} s "
             f"({len(ordered)} gradings). Slowest: {slowest}.</p>"

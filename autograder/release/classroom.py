@@ -9,6 +9,8 @@ report") that Classroom reads; since v1 it calls no GitHub API, so the job needs
 permission (its README at v1 grants `actions: read` and `contents: read`).
 """
 
+from typing import NamedTuple
+
 from autograder.locations import TEMPLATES
 
 TEMPLATE = TEMPLATES / "student-workflow.yml"
@@ -17,20 +19,25 @@ REPORTER_COMMIT = "d13b5912daf5042ac1b71bc38bdb4a6bcd61d8ca"  # tag v1, read fro
 RUNNER = "public-tests"  # the id of the step that writes the result
 NAME = "Autograding Tests"  # the name Classroom's own autograding workflows carry
 
-# (anchor in the template, what goes after it): each anchor appears exactly once
+
+class Addition(NamedTuple):
+    anchor: str  # a line of the template, which appears exactly once
+    text: str  # what goes after it
+
+
 ADDITIONS = [
-    (
+    Addition(
         "  pull_request:\n",
         "  repository_dispatch:  # as in Classroom's own autograding workflow\n",
     ),
-    (
+    Addition(
         "    timeout-minutes: 20\n",
         "    if: github.actor != 'github-classroom[bot]'  # not on Classroom's own first commit\n"
         "    permissions:\n"
         "      actions: read\n"
         "      contents: read\n",
     ),
-    (
+    Addition(
         "        run: python .github/scripts/summarize.py public-tests.xml\n",
         "      - name: Report to GitHub Classroom\n"
         "        if: ${{ !cancelled() }}\n"
@@ -53,8 +60,8 @@ def workflow(classroom: bool = False) -> str:
     if not classroom:
         return text
     text = _once(text, "\nname: Public tests\n", f"\nname: {NAME}\n")
-    for anchor, addition in ADDITIONS:
-        text = _once(text, anchor, anchor + addition)
+    for addition in ADDITIONS:
+        text = _once(text, addition.anchor, addition.anchor + addition.text)
     return text
 
 

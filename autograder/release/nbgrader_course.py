@@ -18,6 +18,7 @@ import importlib
 import pkgutil
 import textwrap
 from pathlib import Path
+from typing import NamedTuple
 
 import nbformat
 from nbformat.notebooknode import NotebookNode
@@ -144,8 +145,18 @@ def check_module(item: rubric.Item) -> str:
     return owners[0]
 
 
-def _definitions(path: Path) -> tuple[str, list[tuple[str, str]]]:
-    """The module docstring, and (name, source) of each top-level statement.
+class Definition(NamedTuple):
+    name: str  # what the statement defines ("" for one that names nothing)
+    source: str
+
+
+class Module(NamedTuple):
+    docstring: str
+    definitions: list[Definition]  # one per top-level statement, in order
+
+
+def _definitions(path: Path) -> Module:
+    """The module docstring, and each top-level statement's definition.
 
     A statement's source runs from the unindented comments above it to the next one's, so
     the comments closing an indented block (`### END SOLUTION`) stay with their block.
@@ -164,8 +175,8 @@ def _definitions(path: Path) -> tuple[str, list[tuple[str, str]]]:
     for node, start, end in zip(body, starts, [*starts[1:], len(lines)], strict=True):
         targets = getattr(node, "targets", [])
         name = getattr(node, "name", None) or (targets[0].id if targets and isinstance(targets[0], ast.Name) else "")
-        pieces.append((name, "".join(lines[start:end])))
-    return docstring, pieces
+        pieces.append(Definition(name, "".join(lines[start:end])))
+    return Module(docstring, pieces)
 
 
 def _docstring(source: str, function: str) -> str:

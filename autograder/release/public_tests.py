@@ -11,6 +11,7 @@ and every test function after it (up to the next header) belongs to that TODO.
 import ast
 import re
 from pathlib import Path
+from typing import NamedTuple
 
 from autograder.locations import PUBLIC_TESTS
 from autograder.stubs import Todo
@@ -22,9 +23,16 @@ class MappingError(ValueError):
     """A public test that cannot be tied to exactly one TODO."""
 
 
-def _headers(source: str) -> list[tuple[int, int]]:
-    """(line, TODO number) of every section header, in order."""
-    return [(source.count("\n", 0, match.start()) + 1, int(match[1])) for match in HEADER.finditer(source)]
+class Header(NamedTuple):
+    """A section header of a public test file: the line it is on, the TODO it opens."""
+
+    line: int
+    todo: int
+
+
+def _headers(source: str) -> list[Header]:
+    """Every section header, in order."""
+    return [Header(source.count("\n", 0, match.start()) + 1, int(match[1])) for match in HEADER.finditer(source)]
 
 
 def todo_of_tests(path: Path, todos: list[Todo]) -> dict[str, int]:
@@ -37,7 +45,7 @@ def todo_of_tests(path: Path, todos: list[Todo]) -> dict[str, int]:
     for node in ast.parse(source).body:
         if not (isinstance(node, ast.FunctionDef) and node.name.startswith("test")):
             continue
-        above = [number for line, number in headers if line < node.lineno]
+        above = [header.todo for header in headers if header.line < node.lineno]
         if above:
             mapping[node.name] = above[-1]
         elif len(numbers) == 1:

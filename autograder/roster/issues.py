@@ -23,6 +23,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
+from typing import NamedTuple
 
 from autograder import TITLE
 from autograder.roster import gradebook, shards
@@ -125,14 +126,19 @@ def issue_text(folder: Path, entry: gradebook.Entry) -> str:
     return f"{summary}\n---\n{graded}{when}{deadline}. {note}\n\n{MARKER}\n"
 
 
-def existing_issue(github: GitHub, repository: str) -> tuple[int, str] | None:
-    """(number, body) of the repository's feedback issue: the exact title, ours first, oldest first."""
+class Issue(NamedTuple):
+    number: int
+    body: str
+
+
+def existing_issue(github: GitHub, repository: str) -> Issue | None:
+    """The repository's feedback issue: the exact title, ours first, oldest first."""
     listed = github.run(
         ["issue", "list", "--repo", repository, "--state", "all", "--limit", "1000", "--json", "number,title,body"]
     )
     issues = [issue for issue in json.loads(listed or "[]") if issue.get("title") == ISSUE_TITLE]
     issues.sort(key=lambda issue: (MARKER not in (issue.get("body") or ""), issue["number"]))
-    return (issues[0]["number"], issues[0].get("body") or "") if issues else None
+    return Issue(issues[0]["number"], issues[0].get("body") or "") if issues else None
 
 
 def post(github: GitHub, repository: str, text: str) -> Posted:
@@ -143,11 +149,10 @@ def post(github: GitHub, repository: str, text: str) -> Posted:
             ["issue", "create", "--repo", repository, "--title", ISSUE_TITLE, "--body-file", "-"], text, write=True
         )
         return Posted(repository, Action.OPENED, url.strip())
-    number, body = found
-    if body.strip() == text.strip():
-        return Posted(repository, Action.UNCHANGED, f"#{number}")
-    github.run(["issue", "edit", str(number), "--repo", repository, "--body-file", "-"], text, write=True)
-    return Posted(repository, Action.UPDATED, f"#{number}")
+    if found.body.strip() == text.strip():
+        return Posted(repository, Action.UNCHANGED, f"#{found.number}")
+    github.run(["issue", "edit", str(found.number), "--repo", repository, "--body-file", "-"], text, write=True)
+    return Posted(repository, Action.UPDATED, f"#{found.number}")
 
 
 def explain(repository: str, message: str) -> str:

@@ -24,6 +24,7 @@ import subprocess
 import sys
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import NamedTuple
 
 from autograder.roster import gradebook
 from autograder.roster.shards import artifact_id
@@ -108,22 +109,29 @@ def finish(results: Path, now: datetime | None = None) -> int:
     return 0
 
 
-def failures(results: Path, rubric: Rubric) -> list[tuple[str, str]]:
-    """(repository, reason) of every student whose grading failed; not those with no commit to grade."""
+class Failed(NamedTuple):
+    """A student whose grading failed, and why."""
+
+    repository: str
+    reason: str
+
+
+def failures(results: Path, rubric: Rubric) -> list[Failed]:
+    """Every student whose grading failed; not those with no commit to grade."""
     found = []
     for folder in students(results):
         entry = gradebook.read_entry(folder, rubric)
         if entry.error and not entry.error.startswith(NO_COMMIT):
-            found.append((entry.student, entry.error))
+            found.append(Failed(entry.student, entry.error))
     return found
 
 
 def check(results: Path, rubric: Rubric) -> int:
     failed = failures(results, rubric)
-    for student, reason in failed:
-        print(f"::error title=grading failed for {student}::{reason}")
+    for one in failed:
+        print(f"::error title=grading failed for {one.repository}::{one.reason}")
     if failed:
-        names = " ".join(student for student, _ in failed)
+        names = " ".join(one.repository for one in failed)
         run = os.environ.get("GITHUB_RUN_ID", "THIS_RUN_ID")
         print(f"Re-run them alone: the workflow's inputs students='{names}' and previous_run={run}")
     return 1 if failed else 0

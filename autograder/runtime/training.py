@@ -11,7 +11,7 @@ set_forget_bias (forget_gate.py holds TODO 6's answer and stays here).
 import statistics
 from dataclasses import dataclass
 from types import ModuleType
-from typing import Any
+from typing import Any, NamedTuple
 
 import torch
 import torch.nn.functional as F
@@ -118,22 +118,25 @@ def kind(settings: dict[str, Any]) -> str:
     return "padded" if "max_length" in settings else "classifier"
 
 
-def training_run(
-    data: ModuleType, settings: dict[str, Any], seed: int, seeds: DataSeeds
-) -> tuple[str, tuple[Any, ...], torch.Tensor]:
-    """(the training target, its arguments, the held-out labels) of one run; `data` is the week's data module."""
+class Run(NamedTuple):
+    """One training run: the target that trains (a key of TARGETS), its arguments, the held-out labels."""
+
+    target: str
+    args: tuple[Any, ...]
+    labels: torch.Tensor
+
+
+def training_run(data: ModuleType, settings: dict[str, Any], seed: int, seeds: DataSeeds) -> Run:
+    """One run of the recipe `settings` with `seed`; `data` is the week's data module."""
     run = {**settings, "seed": seed}
     if kind(settings) == "pattern":
         held_out = data.make_pattern(seed=seeds.held_out)
-        return (
-            "harness.train_pattern_model",
-            (run, data.make_pattern(seed=seeds.train + seed), held_out[:, :-1]),
-            held_out[:, 1:],
-        )
+        inputs = (run, data.make_pattern(seed=seeds.train + seed), held_out[:, :-1])
+        return Run("harness.train_pattern_model", inputs, held_out[:, 1:])
     if kind(settings) == "classifier":
         tokens, labels = data.make_sequences(settings["train_size"], seed=seeds.train + seed)
         eval_tokens, eval_labels = data.make_sequences(settings["eval_size"], seed=seeds.held_out)
-        return "harness.train_classifier", (run, tokens, None, labels, eval_tokens, None), eval_labels
+        return Run("harness.train_classifier", (run, tokens, None, labels, eval_tokens, None), eval_labels)
     low, high = settings["min_length"], settings["max_length"]
     tokens, lengths, labels = data.make_padded_sequences(settings["train_size"], low, high, seed=seeds.train + seed)
     eval_tokens, eval_lengths, eval_labels = data.make_padded_sequences(
@@ -142,7 +145,7 @@ def training_run(
     # evaluation rows carry much more padding than training ever showed: only the gathered state ignores it
     extra = torch.zeros(len(eval_tokens), settings["eval_padded_to"] - high, dtype=torch.long)
     eval_tokens = torch.cat([eval_tokens, extra], dim=1)
-    return "harness.train_classifier", (run, tokens, lengths, labels, eval_tokens, eval_lengths), eval_labels
+    return Run("harness.train_classifier", (run, tokens, lengths, labels, eval_tokens, eval_lengths), eval_labels)
 
 
 def reaches(settings: dict[str, Any], accuracies: list[float]) -> bool:

@@ -28,7 +28,7 @@ def test_it_still_separates_the_reference_from_every_known_mistake_with_margin()
     print(calibrate.table(rows))
     for row in rows:
         assert row.margin_above > 0, f"{row.item}: the reference fell to {min(row.reference):.3f}"
-        assert row.margin_below > 0, f"{row.item}: {row.worst_mistake[0]} reached {row.worst_mistake[1]:.3f}"
+        assert row.margin_below > 0, f"{row.item}: {row.worst_mistake.mistake} reached {row.worst_mistake.accuracy:.3f}"
 
 
 # one epoch is enough to see whether the floating-point order changes a result; the margins are calibrated
