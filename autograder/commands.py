@@ -32,7 +32,7 @@ def grade_command(
 ) -> int:
     """Grade, write results.json and summary.md (always), print the table, choose the exit status.
 
-    `require_isolation`: see `grading.grade`; a refusal exits 2 with the reason in results.json.
+    `require_isolation`: see `grading.grade.grade`; a refusal exits 2 with the reason in results.json.
     """
     try:
         selected = rubric.load().select(only)

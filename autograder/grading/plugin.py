@@ -1,9 +1,10 @@
 """The pytest plugin that turns the hidden suites' outcomes into rubric items.
 
 Registered object by object (`pytest.main(plugins=[GradingPlugin(...)])`): it
-provides the `student` fixture, keeps only the rubric's items (and those of
-`--only`), and records each test's outcome, feedback and findings (the mistakes
-its check named, the accuracies it measured) in `config.stash`.
+provides the `student` and `rubric` fixtures, keeps only the rubric's items (and those
+of `--only`), and records each test's outcome, feedback and findings (the mistakes
+its check named, the accuracies it measured) in its own `outcomes`, by item name,
+which the grading reads when pytest is done.
 """
 
 from dataclasses import dataclass, field
@@ -13,8 +14,6 @@ import pytest
 from autograder.checks.findings import Findings, recording
 from autograder.grading.results import Failure
 from autograder.rubric import Item, Rubric
-
-outcomes_key = pytest.StashKey[dict[str, "Outcome"]]()
 
 
 @dataclass
@@ -44,9 +43,6 @@ class GradingPlugin:
     def rubric_fixture(self) -> Rubric:
         """The rubric being graded by, for the checks that read its recipes or limits."""
         return self.rubric
-
-    def pytest_configure(self, config: pytest.Config) -> None:
-        config.stash[outcomes_key] = self.outcomes
 
     def _item_of(self, test: pytest.Item) -> Item | None:
         for item in self.rubric.items:
@@ -105,7 +101,7 @@ def feedback_for(excinfo: pytest.ExceptionInfo | None) -> str:
     """The student-facing text of a failed item."""
     if excinfo is None:
         return ""
-    from autograder.student import StudentError  # imports torch: not at the top (see grading.grade)
+    from autograder.student import StudentError  # imports torch: not at the top (see grade.grade)
 
     error = excinfo.value
     if isinstance(error, (AssertionError, StudentError)):
