@@ -76,6 +76,7 @@ def read_entry(folder: Path, rubric: Rubric) -> Entry:
     entry = with_penalty(entry, rubric.late)
     if rubric.late.keep == "better" and (folder / ON_TIME).is_dir():
         on_time = with_penalty(read_grading(folder / ON_TIME, rubric), rubric.late)
+        on_time.student = entry.student  # the student's folder names them, whatever the grading inside says
         entry = better(entry, on_time)
     return entry
 
@@ -210,13 +211,12 @@ def _duration(span: timedelta) -> str:
 
 
 def _penalised(entry: Entry, late: Late) -> str:
-    """'commit abc was made 1 day 12 h after the deadline, so it counts as 2 days late: 20% of its 90 points
-    taken, 72 left'."""
+    """'was made 1 day 12 h after the deadline, so it counts as 2 days late: 20% of its 90 points taken, 72 left'."""
     taken = percent(min(1.0, late.per_day * (entry.days_late or 0)))
     when = _duration(entry.late_by or timedelta())
     return (
-        f"commit {entry.commit[:12]} was made {when} after the deadline, so it counts as {days(entry.days_late or 0)} "
-        f"late: {taken} of its {_number(entry.raw_total)} points taken, {_number(entry.total)} left"
+        f"was made {when} after the deadline, so it counts as {days(entry.days_late or 0)} late: "
+        f"{taken} of its {_number(entry.raw_total)} points taken, {_number(entry.total)} left"
     )
 
 
@@ -224,16 +224,18 @@ def late_note(entry: Entry, late: Late | None) -> str:
     """What the late-work policy did to this student's grade, and why; '' when it did nothing."""
     if late is None or entry.total is None:
         return ""
-    other, applied = entry.passed_over, _penalised(entry, late)
+    other = entry.passed_over
     if other is None:
-        return f"The {applied}." if entry.days_late else ""
+        return f"Commit {entry.commit[:12]} {_penalised(entry, late)}." if entry.days_late else ""
     if entry.days_late:
         return (
-            f"The {applied}: more than the last on-time commit, {other.commit[:12]}, scored ({_number(other.total)})."
+            f"Commit {entry.commit[:12]} {_penalised(entry, late)}, more than the {_number(other.total)} of the "
+            f"last on-time commit, {other.commit[:12]}."
         )
+    than = "more than" if (entry.total or 0) > (other.total or 0) else "as many as"
     return (
-        f"The last on-time commit, {entry.commit[:12]}, counts ({_number(entry.total)} points): the later "
-        f"{_penalised(other, late)}."
+        f"The last on-time commit, {entry.commit[:12]}, counts with {_number(entry.total)} points, {than} the "
+        f"later commit {other.commit[:12]}: that one {_penalised(other, late)}."
     )
 
 

@@ -71,7 +71,7 @@ def checkout(
         error = _check_out(target, record, deadline, late)
     if error:
         _write(record, "error", error)
-        for folder in (target, _beside(target), _beside(record)):
+        for folder in (target, beside(target), beside(record)):
             _remove(folder)
     return error
 
@@ -81,7 +81,8 @@ def _last_before(target: Path, moment: str) -> str:
     return _git("rev-list", "-1", f"--before={moment}", "HEAD", cwd=target).stdout.strip()
 
 
-def _beside(folder: Path) -> Path:
+def beside(folder: Path) -> Path:
+    """Where a student's last on-time commit goes beside their folder (keep = "better"), until `finish`."""
     return folder.with_name(folder.name + ALSO_ON_TIME)
 
 
@@ -124,7 +125,7 @@ def _record(target: Path, record: Path, commit: str, deadline: str, late: Late |
 def _also_on_time(target: Path, record: Path, commit: str, deadline: str, late: Late) -> str:
     """The last on-time commit in a work tree beside `target` (its files only: its .git link removed), recorded
     beside `record`; grade-all grades it as a submission of its own."""
-    tree, on_time = _beside(target), _beside(record)
+    tree, on_time = beside(target), beside(record)
     added = _git("worktree", "add", "--quiet", "--detach", str(tree), commit, cwd=target)
     if added.returncode:
         return f"could not check out the last on-time commit {commit}: {added.stderr.strip()}"
@@ -154,7 +155,7 @@ def _commit_line(results: Path, student: dict) -> str:
     record = results / artifact_id(student["repository"])
     line = f"{(record / 'commit').read_text().strip()[:12]} ({(record / 'commit-time').read_text().strip()})"
     late = f", {(record / 'days-late').read_text().strip()} days late" if (record / "days-late").is_file() else ""
-    on_time = _beside(record) / "commit"
+    on_time = beside(record) / "commit"
     return (
         line + late + (f", and its last on-time commit {on_time.read_text().strip()[:12]}" if on_time.is_file() else "")
     )
