@@ -126,7 +126,7 @@ def _also_on_time(target: Path, record: Path, commit: str, deadline: str, late: 
     """The last on-time commit in a work tree beside `target` (its files only: its .git link removed), recorded
     beside `record`; grade-all grades it as a submission of its own."""
     tree, on_time = beside(target), beside(record)
-    added = _git("worktree", "add", "--quiet", "--detach", str(tree), commit, cwd=target)
+    added = _git("worktree", "add", "--quiet", "--detach", str(tree.absolute()), commit, cwd=target)
     if added.returncode:
         return f"could not check out the last on-time commit {commit}: {added.stderr.strip()}"
     (tree / ".git").unlink(missing_ok=True)
@@ -154,7 +154,7 @@ def checkout_shard(shard: Path, server: str, submissions: Path, results: Path, l
 def _commit_line(results: Path, student: dict) -> str:
     record = results / artifact_id(student["repository"])
     line = f"{(record / 'commit').read_text().strip()[:12]} ({(record / 'commit-time').read_text().strip()})"
-    late = f", {(record / 'days-late').read_text().strip()} days late" if (record / "days-late").is_file() else ""
+    late = f", {days(int((record / 'days-late').read_text()))} late" if (record / "days-late").is_file() else ""
     on_time = beside(record) / "commit"
     return (
         line + late + (f", and its last on-time commit {on_time.read_text().strip()[:12]}" if on_time.is_file() else "")

@@ -54,9 +54,16 @@ def remotes(tmp_path_factory: pytest.TempPathFactory) -> dict:
 
 
 def checked_out(remotes: dict, tmp_path: Path, student: str, late: rubric.Late | None) -> tuple[str, Path, Path]:
-    submissions, results = tmp_path / "submissions", tmp_path / "results"
-    error = shard_job.checkout(f"course/{student}", DEADLINE, remotes["server"], submissions, results, late)
-    return error, submissions / f"course__{student}", results / f"course__{student}"
+    """The shard job's checkout in tmp_path, given relative folders as the workflow gives them."""
+    previous = Path.cwd()
+    os.chdir(tmp_path)
+    try:
+        error = shard_job.checkout(
+            f"course/{student}", DEADLINE, remotes["server"], Path("submissions"), Path("results"), late
+        )
+    finally:
+        os.chdir(previous)
+    return error, tmp_path / "submissions" / f"course__{student}", tmp_path / "results" / f"course__{student}"
 
 
 def text(folder: Path, name: str) -> str:
@@ -107,6 +114,7 @@ def test_with_keep_better_it_checks_out_the_last_on_time_commit_beside_the_late_
     assert (text(on_time, "student"), text(on_time, "deadline")) == ("course/dee", DEADLINE)
     assert text(beside / "exercises", "padding.py") == "# on time"
     assert sorted(path.name for path in beside.iterdir()) == ["exercises"], "its files only, no link to .git"
+    assert sorted(path.name for path in submission.iterdir()) == [".git", "exercises"], "nothing added to the late one"
 
 
 def test_with_keep_latest_it_checks_out_only_the_last_commit(remotes, tmp_path):
