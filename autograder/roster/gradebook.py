@@ -113,17 +113,18 @@ def read_grading(folder: Path, rubric: Rubric) -> Entry:
     return entry
 
 
-def _moment(text: str) -> datetime | None:
+def moment(text: str) -> datetime | None:
+    """An ISO 8601 time (UTC when it has no offset); None when it is not one."""
     try:
-        moment = datetime.fromisoformat(text)
+        found = datetime.fromisoformat(text)
     except ValueError:
         return None
-    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
+    return found if found.tzinfo else found.replace(tzinfo=UTC)
 
 
 def with_penalty(entry: Entry, late: Late) -> Entry:
     """The entry with the late penalty taken from its total, from its recorded commit time and deadline."""
-    committed, deadline = _moment(entry.commit_time), _moment(entry.deadline)
+    committed, deadline = moment(entry.commit_time), moment(entry.deadline)
     if committed is None or deadline is None:
         return entry  # graded outside the roster workflow: nothing says when the work came in
     entry.late_by = committed - deadline

@@ -31,6 +31,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from autograder.roster import gradebook
+from autograder.roster.gradebook import moment
 from autograder.roster.shards import artifact_id
 from autograder.rubric import Late, Rubric, RubricError, days, load
 
@@ -88,22 +89,21 @@ def beside(folder: Path) -> Path:
 
 def _check_out(target: Path, record: Path, deadline: str, late: Late | None) -> str:
     """Check out the commit to grade (and, with keep = "better", the last on-time one beside it); '' or why not."""
-    if late is None:
-        commit = _last_before(target, deadline)
-        return _move(target, record, commit, deadline, None) if commit else f"{NO_COMMIT} {deadline}"
-    limit = (datetime.fromisoformat(deadline) + timedelta(days=late.max_days)).isoformat()
+    limit = deadline if late is None else (moment(deadline) + timedelta(days=late.max_days)).isoformat()
     commit = _last_before(target, limit)
     if not commit:
-        return (
-            f"no commit within {days(late.max_days)} of the deadline {deadline}"
-            if late.max_days
-            else f"{NO_COMMIT} {deadline}"
-        )
+        return _nothing_to_grade(deadline, late)
     error = _move(target, record, commit, deadline, late)
-    on_time = _last_before(target, deadline) if late.keep == "better" and not error else ""
+    on_time = _last_before(target, deadline) if late and late.keep == "better" and not error else ""
     if on_time and on_time != commit:
         error = _also_on_time(target, record, on_time, deadline, late)
     return error
+
+
+def _nothing_to_grade(deadline: str, late: Late | None) -> str:
+    if late is None or late.max_days == 0:
+        return f"{NO_COMMIT} {deadline}"
+    return f"no commit within {days(late.max_days)} of the deadline {deadline}"
 
 
 def _move(target: Path, record: Path, commit: str, deadline: str, late: Late | None) -> str:
@@ -117,9 +117,9 @@ def _record(target: Path, record: Path, commit: str, deadline: str, late: Late |
     committed = _git("show", "-s", "--format=%cI", commit, cwd=target).stdout.strip()
     _write(record, "commit", commit)
     _write(record, "commit-time", committed)
-    if late is not None:
-        after = datetime.fromisoformat(committed) - datetime.fromisoformat(deadline)
-        _write(record, "days-late", str(late.days_late(after)))
+    when, due = moment(committed), moment(deadline)
+    if late is not None and when and due:
+        _write(record, "days-late", str(late.days_late(when - due)))
 
 
 def _also_on_time(target: Path, record: Path, commit: str, deadline: str, late: Late) -> str:

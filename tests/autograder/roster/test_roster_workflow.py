@@ -156,7 +156,10 @@ def test_it_grades_the_roster_in_shards_each_as_root_with_the_grader_called_by_i
     grading = [call for call in calls if " grade-all " in call]
     venv = course["root"] / "run-1" / "grade-1" / "grader-venv"
     cores = len(os.sched_getaffinity(0))
-    assert grading[0] == f"{venv}/bin/autograde grade-all submissions --out results --jobs {cores} --require-isolation"
+    assert grading[0] == (
+        f"{venv}/bin/autograde grade-all submissions --out results --jobs {cores} --require-isolation "
+        "--rubric grader/autograder/rubric.toml"
+    )
     assert first_run["shards"][1].result == "success"
     results = course["root"] / "run-1" / "grade-1" / "results" / "course__bob-week07" / "results.json"
     isolation = json.loads(results.read_text())["extra_data"]["isolation"]
