@@ -142,9 +142,8 @@ def grade_all_command(
     jobs = jobs or grade_all.default_jobs()
     out.mkdir(parents=True, exist_ok=True)  # an empty roster still gets its (empty) gradebook and report
     try:
-        selected = rubric.load(rubric_file).select(
-            only
-        )  # a bad rubric or an unknown name stops here, before any grading
+        # a rubric file that cannot be used or an unknown name stops here, before any grading
+        selected = rubric.load(rubric_file).select(only)
         isolation = sandbox.available()
         print_isolation(isolation)
         if require_isolation and isolation.refusal():
