@@ -14,8 +14,10 @@ def _names(text: str) -> list[str]:
 
 def _grade(args: argparse.Namespace) -> int:
     if args.reference:
-        return commands.grade_reference(args.out, args.only, args.fail_under, args.require_isolation)
-    return commands.grade_command(args.submission, args.out, args.only, args.fail_under, args.require_isolation)
+        return commands.grade_reference(args.out, args.only, args.fail_under, args.require_isolation, args.rubric)
+    return commands.grade_command(
+        args.submission, args.out, args.only, args.fail_under, args.require_isolation, args.rubric
+    )
 
 
 def _require_isolation(parser: argparse.ArgumentParser, default: bool | None) -> None:
@@ -30,6 +32,17 @@ def _require_isolation(parser: argparse.ArgumentParser, default: bool | None) ->
     )
 
 
+def _rubric(parser: argparse.ArgumentParser) -> None:
+    """--rubric FILE: a course section's own rubric, in rubric.toml's format."""
+    parser.add_argument(
+        "--rubric",
+        type=Path,
+        metavar="FILE",
+        help="the rubric to use, in rubric.toml's format: points, thresholds, limits, [late] and [credit] "
+        "(default: the grader's own)",
+    )
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="autograde", description=f"{TITLE} autograder")
     subcommands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
@@ -41,6 +54,7 @@ def build_parser() -> argparse.ArgumentParser:
     grade.add_argument("--fail-under", type=float, metavar="N", help="exit 1 when the score is below N")
     grade.add_argument("--reference", action="store_true", help="grade the reference solutions (a demonstration)")
     _require_isolation(grade, None)
+    _rubric(grade)
     grade.set_defaults(run=_grade)
 
     roster = subcommands.add_parser("grade-all", help="grade every submission in a folder, in parallel")
@@ -50,9 +64,10 @@ def build_parser() -> argparse.ArgumentParser:
     roster.add_argument("--force", action="store_true", help="regrade submissions that are unchanged")
     roster.add_argument("--only", type=_names, metavar="NAME[,NAME...]", help="grade only these functions or classes")
     _require_isolation(roster, True)
+    _rubric(roster)
     roster.set_defaults(
         run=lambda args: commands.grade_all_command(
-            args.submissions, args.out, args.jobs, args.force, args.only, args.require_isolation
+            args.submissions, args.out, args.jobs, args.force, args.only, args.require_isolation, args.rubric
         )
     )
 
@@ -79,14 +94,20 @@ def build_parser() -> argparse.ArgumentParser:
     gradebook.add_argument("results", type=Path, help="one subfolder per student, each with results.json")
     gradebook.add_argument("--out", type=Path, default=Path("gradebook"), help="where gradebook.csv goes")
     gradebook.add_argument("--roster", type=Path, help="list every roster repository, even without results")
-    gradebook.set_defaults(run=lambda args: commands.gradebook_command(args.results, args.out, args.roster))
+    _rubric(gradebook)
+    gradebook.set_defaults(
+        run=lambda args: commands.gradebook_command(args.results, args.out, args.roster, args.rubric)
+    )
 
     report = subcommands.add_parser("report", help="write the class report: what the class got wrong, one HTML page")
     report.add_argument("results", type=Path, help="one subfolder per student, each with results.json")
     report.add_argument("--out", type=Path, required=True, help="where report.html and misconceptions.md go")
     report.add_argument("--roster", type=Path, help="list every roster repository, even without results")
     report.add_argument("--only", type=_names, metavar="NAME[,NAME...]", help="the functions that were graded")
-    report.set_defaults(run=lambda args: commands.report_command(args.results, args.out, args.roster, args.only))
+    _rubric(report)
+    report.set_defaults(
+        run=lambda args: commands.report_command(args.results, args.out, args.roster, args.only, True, args.rubric)
+    )
 
     merge = subcommands.add_parser("merge", help="merge folders of gradings, keeping each student's newest")
     merge.add_argument("sources", type=Path, nargs="+", metavar="SOURCE", help="folders of gradings, older first")

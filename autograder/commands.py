@@ -29,15 +29,24 @@ def grade_command(
     only: list[str] | None,
     fail_under: float | None,
     require_isolation: bool | None = None,
+    rubric_file: Path | None = None,
 ) -> int:
     """Grade, write results.json and summary.md (always), print the table, choose the exit status.
 
     `require_isolation`: see `grading.grade.grade`; a refusal exits 2 with the reason in results.json.
+    `rubric_file`: another rubric than the grader's own (a course section's).
     """
     try:
-        selected = rubric.load().select(only)
+        selected = rubric.load(rubric_file).select(only)
     except ValueError as error:
         return fail(error)
+    return grade_by(submission, out, selected, fail_under, require_isolation)
+
+
+def grade_by(
+    submission: Path, out: Path, selected: rubric.Rubric, fail_under: float | None, require_isolation: bool | None
+) -> int:
+    """`grade_command` once its rubric is read (and narrowed by --only)."""
     started = time.monotonic()
     status = EXIT_OK
     if require_isolation is False:  # an explicit opt-out comes first, on the terminal as in every report
@@ -67,10 +76,19 @@ def grade_command(
     return status
 
 
-def grade_one(submission: Path, out: Path, only: list[str] | None, require_isolation: bool = True) -> int:
+def grade_one(
+    submission: Path,
+    out: Path,
+    only: list[str] | None,
+    require_isolation: bool = True,
+    by: rubric.Rubric | None = None,
+) -> int:
     """What `grade-all` runs for each student: `autograde grade SUBMISSION --out OUT [--only ...]`, isolation
-    required unless `require_isolation` is False (grade-all passes it in a functools.partial)."""
-    return grade_command(submission, out, only, None, require_isolation)
+    required unless `require_isolation` is False, by the rubric grade-all read (`by`; the grader's own when
+    None): grade-all passes both in a functools.partial."""
+    if by is None:
+        return grade_command(submission, out, only, None, require_isolation)
+    return grade_by(submission, out, by.select(only), None, require_isolation)
 
 
 def print_isolation(isolation: sandbox.Isolation) -> None:
@@ -81,14 +99,18 @@ def print_isolation(isolation: sandbox.Isolation) -> None:
 
 
 def grade_reference(
-    out: Path, only: list[str] | None, fail_under: float | None, require_isolation: bool | None = None
+    out: Path,
+    only: list[str] | None,
+    fail_under: float | None,
+    require_isolation: bool | None = None,
+    rubric_file: Path | None = None,
 ) -> int:
     """Grade the reference solutions as if they were a student's fork (a demonstration)."""
     with tempfile.TemporaryDirectory(prefix="autograde-reference-") as folder:
         (Path(folder) / "exercises").mkdir()
         for path in SOLUTIONS.glob("*.py"):
             shutil.copyfile(path, Path(folder) / "exercises" / path.name)
-        return grade_command(Path(folder), out, only, fail_under, require_isolation)
+        return grade_command(Path(folder), out, only, fail_under, require_isolation, rubric_file)
 
 
 def calibrate_command(seeds: int | None) -> int:
@@ -109,6 +131,7 @@ def grade_all_command(
     force: bool,
     only: list[str] | None,
     require_isolation: bool = True,
+    rubric_file: Path | None = None,
 ) -> int:
     """Grade a roster folder in parallel; write each student's results, then the gradebook.
 
@@ -123,12 +146,13 @@ def grade_all_command(
     jobs = jobs or grade_all.default_jobs()
     out.mkdir(parents=True, exist_ok=True)  # an empty roster still gets its (empty) gradebook and report
     try:
-        selected = rubric.load().select(only)  # an unknown name stops here, before any grading
+        # a rubric file that cannot be used or an unknown name stops here, before any grading
+        selected = rubric.load(rubric_file).select(only)
         isolation = sandbox.available()
         print_isolation(isolation)
         if require_isolation and isolation.refusal():
             return refuse_roster(submissions, out, selected, isolation)
-        grade = partial(grade_one, require_isolation=require_isolation)
+        grade = partial(grade_one, require_isolation=require_isolation, by=selected)
         outcomes = grade_all.grade_all(submissions, out, jobs, grade, force, ProgressReport(), only, selected)
     except ValueError as error:
         return fail(error)
@@ -173,7 +197,12 @@ def missing_extra(error: ImportError, extra: str, purpose: str) -> str:
 
 
 def report_command(
-    results: Path, out: Path, roster: Path | None, only: list[str] | None = None, required: bool = True
+    results: Path,
+    out: Path,
+    roster: Path | None,
+    only: list[str] | None = None,
+    required: bool = True,
+    rubric_file: Path | None = None,
 ) -> int:
     """Write out/report.html (the class report) and out/misconceptions.md from the gradings under results."""
     from autograder.roster import shards
@@ -181,7 +210,7 @@ def report_command(
     if not results.is_dir():
         return fail(f"{results} is not a folder of gradings")
     try:
-        selected = rubric.load().select(only)
+        selected = rubric.load(rubric_file).select(only)
         expected = shards.repositories(roster) if roster else None
     except (ValueError, OSError, shards.RosterError) as error:
         return fail(error)
@@ -242,7 +271,7 @@ def release_command(target: Path, force: bool, classroom: bool = False) -> int:
     return EXIT_OK
 
 
-def gradebook_command(results: Path, out: Path, roster: Path | None) -> int:
+def gradebook_command(results: Path, out: Path, roster: Path | None, rubric_file: Path | None = None) -> int:
     """Merge every student's results.json under results into out/gradebook.csv and out/overview.md."""
     from autograder.roster import gradebook, shards
 
@@ -250,9 +279,10 @@ def gradebook_command(results: Path, out: Path, roster: Path | None) -> int:
         return fail(f"{results} is not a folder of gradings")
     try:
         expected = shards.repositories(roster) if roster else None
-    except (OSError, shards.RosterError) as error:
+        selected = rubric.load(rubric_file)
+    except (OSError, shards.RosterError, rubric.RubricError) as error:
         return fail(error)
-    entries = gradebook.write(results, out, rubric.load(), expected)
+    entries = gradebook.write(results, out, selected, expected)
     failed = [entry for entry in entries if entry.error]
     print(f"wrote {out / 'gradebook.csv'} and {out / 'overview.md'}: {len(entries)} students")
     for entry in failed:

@@ -3,17 +3,28 @@
 `load(path)` reads a rubric file (the grader's own `rubric.toml` when no path is given) into a
 `Rubric` and checks it as it reads; whoever needs the rubric is handed that `Rubric`, never the file.
 Each section of the file is one record: `[points.F]` an `Item` per aspect, `[thresholds.F.A]` a
-`Recipe`, `[limits]` the `Limits`. Standard library only: the roster workflow's jobs import it bare.
+`Recipe`, `[limits]` the `Limits`, and the course's policies: `[late]` the `Late` work policy,
+`[credit]` the `Credit` kept for a named mistake. Every item must have its hidden test and every
+hidden test its item, whichever file is read. Standard library only: the roster workflow's jobs
+import it bare, and `python -m autograder.rubric FILE` checks a file and says what it sets.
 """
 
+import ast
+import math
+import sys
 import tomllib
 from dataclasses import dataclass, field, fields, replace
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
-from autograder.locations import RUBRIC
+from autograder.checks.catalogue import CATALOGUE
+from autograder.locations import RUBRIC, SUITES
 
-SECTIONS = ("points", "thresholds", "limits")  # the tables a rubric file may hold
+SECTIONS = ("points", "thresholds", "limits", "late", "credit")  # the tables a rubric file may hold
+KEEP = ("latest", "better")  # [late] keep: which commits are graded, and which counts
+LATE_KEYS = ("per_day", "max_days", "keep")
+DAY = timedelta(days=1)
 TASKS = ("classifier", "pattern")  # the training runs of runtime/training.py
 RECIPE_KEYS = ("describe", "task", "threshold", "lesson", "seeds", "calibration_seeds", "timeout")  # besides its own
 
@@ -84,12 +95,48 @@ class Recipe:
 
 
 @dataclass(frozen=True)
+class Late:
+    """The late-work policy ([late]). The roster's shard job grades the last commit at most `max_days`
+    after the student's deadline ("better": the last on-time commit too); the gradebook takes `per_day`
+    of the score per day late, a part of a day counting as a day, and with "better" keeps the higher
+    of the two totals after the penalty."""
+
+    per_day: float  # fraction of the score lost per day (or part of a day) after the deadline
+    max_days: int  # commits later than this many days after the deadline are not graded
+    keep: str = "latest"  # one of KEEP
+
+    def days_late(self, after_deadline: timedelta) -> int:
+        """Whole days late: a part of a day counts as a day; 0 for work in by the deadline."""
+        return max(0, math.ceil(after_deadline / DAY))
+
+    def penalty(self, raw_total: float, days: int) -> float:
+        """The points taken from `raw_total` for work `days` days late (never more than all of them)."""
+        return round(raw_total * min(1.0, self.per_day * days), 2)
+
+
+@dataclass(frozen=True)
+class Credit:
+    """Credit by named mistake ([credit]): the fraction of an item's points kept when the item failed
+    with a wrong answer whose check named exactly one catalogue mistake, one of these."""
+
+    fractions: dict[str, float] = field(default_factory=dict)  # catalogue id -> fraction kept, in [0, 1]
+
+    def applies(self, failure: str, mistakes: list[str]) -> tuple[str, float] | None:
+        """(id, fraction) for an item that failed with `failure` naming `mistakes`; None when no credit is due."""
+        if failure != "wrong" or len(mistakes) != 1 or mistakes[0] not in self.fractions:
+            return None  # a mistake the grader cannot name, or two at once, earns what it earns without the rubric
+        return mistakes[0], self.fractions[mistakes[0]]
+
+
+@dataclass(frozen=True)
 class Rubric:
     items: tuple[Item, ...]
     limits: Limits = Limits()
     recipes: tuple[Recipe, ...] = ()  # the threshold items', in the file's order
     path: Path = RUBRIC  # the file it was read from
     text: str = field(default="", compare=False, repr=False)  # that file's text: part of a grading's key
+    late: Late | None = None  # None: no [late] section, no late work graded
+    credit: Credit = field(default_factory=Credit)  # empty: no [credit] section
 
     @property
     def total(self) -> float:
@@ -133,8 +180,11 @@ def _rubric(data: dict[str, Any], path: Path, text: str) -> Rubric:
     if unknown:
         raise RubricError(f"unknown section [{unknown[0]}] (a rubric holds {', '.join(SECTIONS)})")
     items = _items(_table(data, "points"))
+    _against_suites(items)
     recipes = tuple(_recipe(function, aspect, table, items) for function, aspect, table in _threshold_tables(data))
-    return Rubric(items, _limits(_table(data, "limits")), recipes, path, text)
+    late = _late(data["late"]) if "late" in data else None
+    credit = _credit(_table(data, "credit"))
+    return Rubric(items, _limits(_table(data, "limits")), recipes, path, text, late, credit)
 
 
 def _table(data: dict[str, Any], name: str) -> dict[str, Any]:
@@ -209,3 +259,106 @@ def _limits(table: dict[str, Any]) -> Limits:
     if whole:
         raise RubricError(f"limits.{whole[0]} must be a whole number, not {table[whole[0]]!r}")
     return Limits(**{name: int(value) if kinds[name] is int else value for name, value in values.items()})
+
+
+def suite_tests(suites: Path = SUITES) -> dict[str, list[str]]:
+    """The hidden tests: suite file stem ("test_rnn_forward") -> its test functions, in the file's order."""
+    found = {}
+    for path in sorted(suites.glob("test_*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        found[path.stem] = [
+            node.name for node in tree.body if isinstance(node, ast.FunctionDef) and node.name.startswith("test_")
+        ]
+    return found
+
+
+def _against_suites(items: tuple[Item, ...]) -> None:
+    """Every item has its hidden test and every hidden test its item, as grading needs."""
+    tests = suite_tests()
+    for item in items:
+        suite, test = item.test_id
+        if suite not in tests:
+            raise RubricError(f"[points.{item.function}]: no hidden suite grades {item.function} (no {suite}.py)")
+        if test not in tests[suite]:
+            raise RubricError(f"points.{item.function}.{item.aspect} has no hidden test ({suite}.py has no {test})")
+    named = {item.test_id for item in items}
+    for suite, names in tests.items():
+        missing = [name.removeprefix("test_") for name in names if (suite, name) not in named]
+        if missing:
+            function = suite.removeprefix("test_")
+            raise RubricError(f"[points.{function}] lacks {', '.join(missing)}: every hidden test needs its points")
+
+
+def _fraction(value: Any, where: str) -> float:
+    """A number from 0 to 1; RubricError naming `where` otherwise."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= 1:
+        raise RubricError(f"{where} must be a fraction from 0 to 1, not {value!r}")
+    return float(value)
+
+
+def _late(table: Any) -> Late:
+    if not isinstance(table, dict):
+        raise RubricError("[late] must be a table")
+    unknown = sorted(set(table) - set(LATE_KEYS))
+    if unknown:
+        raise RubricError(f"unknown setting late.{unknown[0]} (the settings are {', '.join(LATE_KEYS)})")
+    missing = [name for name in LATE_KEYS[:2] if name not in table]
+    if missing:
+        raise RubricError(f"[late] lacks {', '.join(missing)}")
+    days = table["max_days"]
+    if isinstance(days, bool) or not isinstance(days, int) or days < 0:
+        raise RubricError(f"late.max_days must be a whole number of days, at least 0, not {days!r}")
+    keep = table.get("keep", "latest")
+    if keep not in KEEP:
+        raise RubricError(f"late.keep must be one of {', '.join(map(repr, KEEP))}, not {keep!r}")
+    return Late(_fraction(table["per_day"], "late.per_day"), days, keep)
+
+
+def _credit(table: dict[str, Any]) -> Credit:
+    unknown = sorted(set(table) - set(CATALOGUE))
+    if unknown:
+        raise RubricError(f"[credit] names {unknown[0]}, which is not a catalogue id (they are {', '.join(CATALOGUE)})")
+    return Credit({mistake: _fraction(value, f"credit.{mistake}") for mistake, value in table.items()})
+
+
+def percent(fraction: float) -> str:
+    """0.1 -> '10%', 0.125 -> '12.5%'."""
+    return f"{round(fraction * 100, 2):g}%"
+
+
+def days(count: int) -> str:
+    return f"{count} day{'s' * (count != 1)}"
+
+
+def late_policy(late: Late) -> str:
+    """The late-work policy in a sentence, as the reports state it."""
+    kept = "the better of the last on-time commit and the last commit counts" if late.keep == "better" else ""
+    return (
+        f"{percent(late.per_day)} of the score per day late, a part of a day counting as a day; commits more than "
+        f"{days(late.max_days)} late are not graded" + (f"; {kept}" if kept else "")
+    )
+
+
+def describe(rubric: Rubric) -> list[str]:
+    """What a rubric sets, a line each: its points, its late-work policy, its credit by named mistake."""
+    lines = [f"{rubric.path}: {len(rubric.items)} items, {rubric.total:g} points, {len(rubric.recipes)} thresholds"]
+    late = "none: the last commit before the deadline is graded (no [late])"
+    lines.append(f"late work: {late_policy(rubric.late) if rubric.late else late}")
+    credit = ", ".join(f"{mistake} keeps {percent(value)}" for mistake, value in rubric.credit.fractions.items())
+    lines.append(f"credit by named mistake: {credit or 'none (no [credit])'}")
+    return lines
+
+
+def main(argv: list[str]) -> int:
+    """`python -m autograder.rubric [FILE]`: check a rubric file and print what it sets; exit 2 saying why it is bad."""
+    try:
+        found = load(Path(argv[0]) if argv else None)
+    except RubricError as error:
+        print(f"rubric: {error}", file=sys.stderr)
+        return 2
+    print("\n".join(describe(found)))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

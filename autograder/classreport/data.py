@@ -15,8 +15,8 @@ from typing import NamedTuple
 from autograder import stubs
 from autograder.checks.catalogue import CATALOGUE, MISTAKES
 from autograder.grading.results import Failure
-from autograder.roster.gradebook import Entry, collect
-from autograder.rubric import Rubric
+from autograder.roster.gradebook import Entry, collect, late_note
+from autograder.rubric import Rubric, late_policy
 
 # item failures that say the grading of the item went wrong, not the answer
 TROUBLE = {
@@ -38,6 +38,7 @@ class StudentRecord:
     tests: dict[str, dict]  # item name -> its test record in results.json
     seconds: float | None  # the grading's execution_time
     environment: dict  # the grading's extra_data
+    late: "LateWork | None" = None  # what the rubric's [late] did to the total
 
 
 @dataclass
@@ -48,6 +49,7 @@ class Share:
     points: float
     full: int
     graded: int
+    credited: int = 0  # graded students who scored part of it by the rubric's [credit] (not full marks)
 
     @property
     def fraction(self) -> float:
@@ -75,6 +77,16 @@ class Threshold:
     @property
     def reached(self) -> int:
         return sum(value >= self.threshold for value in self.accuracies.values())
+
+
+@dataclass
+class LateWork:
+    """What the rubric's [late] did to one student's total, and why (the gradebook's words)."""
+
+    days_late: int
+    raw_total: float
+    penalty: float
+    note: str
 
 
 @dataclass
@@ -106,6 +118,8 @@ class ClassReport:
     thresholds: list[Threshold]
     look_at: dict[str, list[LookAt]]  # heading -> students
     health: Health
+    late_policy: str = ""  # the rubric's [late] in a sentence; "" without one
+    credit: dict[str, float] | None = None  # the rubric's [credit]: catalogue id -> fraction kept
 
     @property
     def graded(self) -> list[StudentRecord]:
@@ -137,13 +151,22 @@ def _numeric(value: object) -> float | None:
     return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
 
 
-def record(entry: Entry) -> StudentRecord:
+def record(entry: Entry, rubric: Rubric | None = None) -> StudentRecord:
     """One student's grading as the report reads it: only the structured parts of results.json."""
     tests = entry.document.get("tests") if isinstance(entry.document.get("tests"), list) else []
     records = {str(test.get("name")): test for test in tests if isinstance(test, dict)}
     seconds = _numeric(entry.document.get("execution_time"))
     environment = _dict(entry.document.get("extra_data"))
-    return StudentRecord(entry.student, entry.total, entry.error, records, seconds, environment)
+    return StudentRecord(
+        entry.student, entry.total, entry.error, records, seconds, environment, _late_work(entry, rubric)
+    )
+
+
+def _late_work(entry: Entry, rubric: Rubric | None) -> LateWork | None:
+    note = late_note(entry, rubric.late if rubric else None)
+    if not note or entry.raw_total is None:
+        return None
+    return LateWork(entry.days_late or 0, entry.raw_total, entry.penalty or 0.0, note)
 
 
 def score(record: dict | None) -> float:
@@ -152,6 +175,11 @@ def score(record: dict | None) -> float:
 
 def failure(record: dict | None) -> str:
     return str(_dict((record or {}).get("extra_data")).get("failure", ""))
+
+
+def credited(record: dict | None) -> bool:
+    """Whether the item scored by the rubric's [credit] (its extra_data keeps the credit and the raw score)."""
+    return isinstance(_dict((record or {}).get("extra_data")).get("credit"), dict)
 
 
 def tags(record: dict) -> list[str]:
@@ -168,14 +196,21 @@ def shares(graded: list[StudentRecord], rubric: Rubric) -> tuple[list[Share], li
     """Full marks per TODO (every item of its function) and per item, worst first."""
     labels = todo_labels()
     items = [
-        Share(item.name, item.points, sum(score(s.tests.get(item.name)) >= item.points for s in graded), len(graded))
+        Share(
+            item.name,
+            item.points,
+            sum(score(s.tests.get(item.name)) >= item.points for s in graded),
+            len(graded),
+            sum(credited(s.tests.get(item.name)) for s in graded),
+        )
         for item in rubric.items
     ]
     todos = []
     for function in rubric.functions:
         own = [item for item in rubric.items if item.function == function]
         full = sum(all(score(s.tests.get(item.name)) >= item.points for item in own) for s in graded)
-        todos.append(Share(labels.get(function, function), sum(item.points for item in own), full, len(graded)))
+        some = sum(any(credited(s.tests.get(item.name)) for item in own) for s in graded)
+        todos.append(Share(labels.get(function, function), sum(item.points for item in own), full, len(graded), some))
     return sorted(todos, key=lambda share: share.fraction), sorted(items, key=lambda share: share.fraction)
 
 
@@ -277,7 +312,7 @@ def health(students: list[StudentRecord]) -> Health:
 
 def build(results: Path, rubric: Rubric, roster: list[str] | None = None) -> ClassReport:
     """The class report's data for the gradings under `results` (one folder per student)."""
-    students = [record(entry) for entry in collect(results, rubric, roster)]
+    students = [record(entry, rubric) for entry in collect(results, rubric, roster)]
     graded = [one for one in students if one.total is not None]
     todos, items = shares(graded, rubric)
     return ClassReport(
@@ -289,4 +324,6 @@ def build(results: Path, rubric: Rubric, roster: list[str] | None = None) -> Cla
         thresholds=thresholds(graded, rubric),
         look_at=look_at(students, rubric),
         health=health(students),
+        late_policy=late_policy(rubric.late) if rubric.late else "",
+        credit=dict(rubric.credit.fractions) or None,
     )

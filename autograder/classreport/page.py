@@ -10,7 +10,8 @@ from html import escape
 
 import autograder
 from autograder.classreport import charts
-from autograder.classreport.data import ClassReport, Misconception, Share, Threshold
+from autograder.classreport.data import ClassReport, Misconception, Share, StudentRecord, Threshold
+from autograder.rubric import percent
 from autograder.text import number
 
 TITLE = f"Class report · {autograder.TITLE}"
@@ -83,7 +84,37 @@ def totals(report: ClassReport) -> str:
         rows = [[escape(one.name), escape(one.error)] for one in ungraded]
         lines += ["<p>Without a grade, and why (details under “Students to look at”):</p>"]
         lines.append(_table(["student", "why"], rows))
-    return "\n".join(lines)
+    return "\n".join([*lines, *policies(report)])
+
+
+def policies(report: ClassReport) -> list[str]:
+    """What the course's policies in the rubric did: late penalties, student by student; credit by named mistake."""
+    parts = []
+    if report.late_policy:
+        late = [one for one in report.graded if one.late is not None]
+        parts.append(
+            f"<p>Late work (the rubric's [late]): {escape(report.late_policy)}. The totals above are after the "
+            f"penalty; {len(late)} of {len(report.graded)} graded students had one, or a later commit passed over.</p>"
+        )
+        rows = [_late_row(one) for one in late]
+        headings = ["student", "days late", "raw total", "penalty", "total", "what was applied and why"]
+        parts.append(_table(headings, rows, "late-table", numbers=(1, 2, 3, 4)) if rows else "")
+    if report.credit:
+        kept = ", ".join(f"{escape(mistake)} keeps {percent(fraction)}" for mistake, fraction in report.credit.items())
+        count = sum(share.credited for share in report.items)
+        parts.append(
+            f"<p>Credit by named mistake (the rubric's [credit]): {kept} of an item's points when its check named "
+            f"exactly that mistake. {count} items scored by it, counted apart under “Full marks” (credited).</p>"
+        )
+    return parts
+
+
+def _late_row(one: StudentRecord) -> list[str]:
+    late = one.late
+    if late is None:
+        return []
+    numbers = [number(late.days_late), number(late.raw_total), number(late.penalty), number(one.total)]
+    return [escape(one.name), *numbers, escape(late.note)]
 
 
 def _names(students: list[str]) -> str:
@@ -112,8 +143,13 @@ def misconceptions(report: ClassReport) -> str:
     return intro + _table(headings, rows, "misconception-table", numbers=(2,))
 
 
-def _share_rows(shares: list[Share]) -> list[list[str]]:
-    return [[escape(s.label), number(s.points), f"{s.full}/{s.graded}", _percent(s.full, s.graded)] for s in shares]
+def _share_rows(shares: list[Share], credit: bool = False) -> list[list[str]]:
+    """label, points, full marks, share (and with the rubric's [credit], how many scored part by it)."""
+    return [
+        [escape(s.label), number(s.points), f"{s.full}/{s.graded}", _percent(s.full, s.graded)]
+        + ([f"{s.credited}/{s.graded}"] if credit else [])
+        for s in shares
+    ]
 
 
 def full_marks(report: ClassReport) -> str:
@@ -122,14 +158,16 @@ def full_marks(report: ClassReport) -> str:
     labels = [share.label for share in report.todos]
     counts = [f"{share.full}/{share.graded}" for share in report.todos]
     chart = charts.full_marks_bars(labels, [share.fraction for share in report.todos], counts)
-    headings = ["", "points", "full marks", "share"]
+    credit = bool(report.credit)
+    headings = ["", "points", "full marks", "share", *(["credited"] if credit else [])]
+    columns = (1, 2, 3, 4) if credit else (1, 2, 3)
     return "\n".join(
         [
             _figure(chart, "Graded students with full marks on every item of a TODO, worst first."),
             "<h3>Per TODO, worst first</h3>",
-            _table(["TODO", *headings[1:]], _share_rows(report.todos), "todo-table", numbers=(1, 2, 3)),
+            _table(["TODO", *headings[1:]], _share_rows(report.todos, credit), "todo-table", numbers=columns),
             "<h3>Per rubric item, worst first</h3>",
-            _table(["item", *headings[1:]], _share_rows(report.items), "item-table", numbers=(1, 2, 3)),
+            _table(["item", *headings[1:]], _share_rows(report.items, credit), "item-table", numbers=columns),
         ]
     )
 

@@ -21,9 +21,9 @@ import pytest
 
 from autograder import __version__, sandbox
 from autograder.grading.plugin import GradingPlugin, Outcome
-from autograder.grading.results import Failure, GradingResult, ItemResult
+from autograder.grading.results import Credited, Failure, GradingResult, ItemResult
 from autograder.locations import SUITES
-from autograder.rubric import Rubric
+from autograder.rubric import Credit, Item, Rubric
 from autograder.sandbox import IsolationRefused, Worker, WorkerLimits
 
 MAX_MODULE_BYTES = 1 << 20
@@ -161,7 +161,7 @@ def grade(submission: Path, rubric: Rubric, require_isolation: bool | None = Non
             if worker.refused:  # a restarted worker lost a layer: nothing it answered counts
                 raise IsolationRequired(worker.refused)
             isolation = worker.isolation
-    items = [_item_result(item, outcomes.get(item.name)) for item in rubric.items]
+    items = [_item_result(item, outcomes.get(item.name), rubric.credit) for item in rubric.items]
     environment = {**run_environment(isolation, require_isolation), "torch_version": version("torch")}
     notice = opted_out(isolation) if require_isolation is False else ""
     return GradingResult(items, round(time.monotonic() - started, 2), environment, ignored, notice=notice)
@@ -199,14 +199,15 @@ def one_torch_thread() -> Iterator[None]:
         torch.set_num_threads(threads)
 
 
-def _item_result(item, outcome: Outcome | None) -> ItemResult:
+def _item_result(item: Item, outcome: Outcome | None, credit: Credit | None = None) -> ItemResult:
     if outcome is None:
         outcome = Outcome(False, "This item did not run (the grading stopped before it).", failure=Failure.NOT_RUN)
+    credited = _credited(item, outcome, credit)
     return ItemResult(
         name=item.name,
         function=item.function,
         description=outcome.description,
-        score=item.points if outcome.passed else 0.0,
+        score=item.points if outcome.passed else credited.points if credited else 0.0,
         max_score=item.points,
         status="passed" if outcome.passed else "failed",
         feedback=outcome.feedback,
@@ -215,7 +216,14 @@ def _item_result(item, outcome: Outcome | None) -> ItemResult:
         failure=outcome.failure,
         mistakes=list(outcome.findings.mistakes),
         measured=dict(outcome.findings.measured),
+        credited=credited,
     )
+
+
+def _credited(item: Item, outcome: Outcome, credit: Credit | None) -> Credited | None:
+    """The points the rubric's [credit] keeps for a failed item whose check named exactly one mistake."""
+    found = None if outcome.passed or credit is None else credit.applies(outcome.failure, outcome.findings.mistakes)
+    return Credited(found[0], found[1], round(item.points * found[1], 2)) if found else None
 
 
 def failed_grading(

@@ -20,6 +20,15 @@ class Failure(StrEnum):
     NOT_GRADED = "not graded"  # the grading could not run at all
 
 
+@dataclass(frozen=True)
+class Credited:
+    """Points the rubric's [credit] kept for an item that failed naming exactly one mistake (its raw score: 0)."""
+
+    mistake: str  # the catalogue id, "R1"
+    fraction: float  # of the item's points
+    points: float  # what the item scores
+
+
 @dataclass
 class ItemResult:
     name: str  # "rnn_forward: output"
@@ -34,6 +43,7 @@ class ItemResult:
     failure: Failure | None = None  # why it failed; None when passed
     mistakes: list[str] = field(default_factory=list)  # the catalogue ids its feedback names
     measured: dict[str, object] = field(default_factory=dict)  # threshold items: accuracy, threshold, seeds
+    credited: Credited | None = None  # set when the rubric's [credit] gave the score
 
 
 @dataclass

@@ -30,9 +30,22 @@ def _shorten(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[: limit - 30] + f"\n... ({len(text) - limit + 30} more characters)"
 
 
+def credit_note(item: ItemResult) -> str:
+    """' — 2.5 of 5 points kept by the course's rubric' after a credited item's first line; '' otherwise."""
+    if item.credited is None:
+        return ""
+    return f" — {number(item.credited.points)} of {number(item.max_score)} points kept by the course's rubric"
+
+
+def _feedback(item: ItemResult) -> str:
+    """The item's feedback, its first line (the named mistake) ending with the credit the rubric kept."""
+    first, newline, rest = clean(item.feedback).partition("\n")
+    return first + credit_note(item) + newline + rest
+
+
 def item_text(item: ItemResult) -> str:
     """What a student reads for one item: the feedback, then what their code printed."""
-    parts = [clean(item.feedback)] if item.feedback else ["Passed."]
+    parts = [_feedback(item)] if item.feedback else ["Passed."]
     if item.output.strip():
         parts.append("Your code printed:\n" + _shorten(clean(item.output), MAX_PRINTED))
     return _shorten("\n\n".join(parts), MAX_TEST_OUTPUT)
@@ -43,14 +56,20 @@ def reason(item: ItemResult) -> str:
     if item.status == "passed":
         return "ok"
     first = clean(item.feedback).strip().split("\n")[0]
-    return first if len(first) <= 110 else first[:107] + "..."
+    return (first if len(first) <= 110 else first[:107] + "...") + credit_note(item)
 
 
 def test_data(item: ItemResult) -> dict:
-    """A test's machine-readable record: its function, why it failed, what its check measured (no timing:
-    the same submission gives the same results.json but for execution_time)."""
+    """A test's machine-readable record: its function, why it failed, what its check measured, the credit
+    the rubric kept for its named mistake with its raw score (no timing: the same submission gives the
+    same results.json but for execution_time)."""
     failure = {"failure": item.failure} if item.failure else {}
-    return {"function": item.function, **failure, **item.measured}
+    credited = item.credited
+    credit = {}
+    if credited is not None:
+        applied = {"mistake": credited.mistake, "fraction": credited.fraction, "points": json_number(credited.points)}
+        credit = {"raw_score": 0, "credit": applied}
+    return {"function": item.function, **failure, **item.measured, **credit}
 
 
 def gradescope(result: GradingResult) -> dict:

@@ -79,8 +79,10 @@ GradeOne = Callable[[Path, Path, list[str] | None], int]
 
 def settings_of(grade: GradeOne) -> str:
     """The options a grading runs with (a partial's keywords, e.g. require_isolation): part of its key,
-    so that a grading opted out of isolation is not kept as current by a run that requires it."""
-    return repr(sorted(getattr(grade, "keywords", {}).items()))
+    so that a grading opted out of isolation is not kept as current by a run that requires it. The
+    rubric it grades by is left out: its text is part of the key already."""
+    keywords = getattr(grade, "keywords", {})
+    return repr(sorted((name, value) for name, value in keywords.items() if not isinstance(value, Rubric)))
 
 
 def server_preload(grade: GradeOne) -> list[str]:

@@ -6,6 +6,12 @@ results' extra_data.commit), `commit-time`, `deadline` (the one applied to this 
 `graded-at` and `error` (why there is nothing to grade); the roster workflow writes them.
 A student whose results are missing, unreadable, partial or from a grading that crashed is
 listed with the reason and no total: never dropped, never a silent zero.
+
+With the rubric's [late], the penalty is applied here, from the recorded `commit-time` and
+`deadline`, to the score the grading gave (results.json keeps it as graded): whoever runs the
+gradebook again, on a merge or a re-run, gets the same totals. With `keep = "better"` a student's
+folder may hold their last on-time commit's grading in ON_TIME/; the higher total after the
+penalty counts.
 """
 
 import csv
@@ -13,11 +19,14 @@ import json
 import statistics
 from collections import Counter
 from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from autograder import TITLE
-from autograder.rubric import Rubric
+from autograder.rubric import Late, Rubric, days, late_policy, percent
 from autograder.text import number
+
+ON_TIME = "on-time"  # a student's folder: ON_TIME/ holds the grading of their last on-time commit (keep = "better")
 
 
 @dataclass
@@ -32,6 +41,13 @@ class Entry:
     scores: dict[str, float] = field(default_factory=dict)  # item name -> score
     error: str = ""
     document: dict = field(default_factory=dict, repr=False)  # the results.json read, for the class report
+    folder: Path | None = None  # the grading read: the student's folder, or its ON_TIME folder
+    # with the rubric's [late], when the commit time and the deadline are recorded:
+    late_by: timedelta | None = None  # the commit's time after the deadline (negative: before it)
+    days_late: int | None = None  # whole days late, a part of a day counting as one
+    raw_total: float | None = None  # the total the grading gave, before the penalty
+    penalty: float | None = None  # the points taken for lateness: total = raw_total - penalty
+    passed_over: "Entry | None" = None  # keep = "better": the student's other grading, whose total is lower
 
 
 def _text(folder: Path, name: str) -> str:
@@ -54,9 +70,22 @@ def _grading_problem(document: object, rubric: Rubric) -> str:
 
 
 def read_entry(folder: Path, rubric: Rubric) -> Entry:
-    """One student's row, from their folder."""
+    """One student's row, from their folder: their grading, with the rubric's late-work policy applied."""
+    entry = read_grading(folder, rubric)
+    if rubric.late is None:
+        return entry
+    entry = with_penalty(entry, rubric.late)
+    if rubric.late.keep == "better" and (folder / ON_TIME).is_dir():
+        on_time = with_penalty(read_grading(folder / ON_TIME, rubric), rubric.late)
+        on_time.student = entry.student  # the student's folder names them, whatever the grading inside says
+        entry = better(entry, on_time)
+    return entry
+
+
+def read_grading(folder: Path, rubric: Rubric) -> Entry:
+    """One grading as the grader scored it, from its folder."""
     record = (_text(folder, name) for name in ("commit", "commit-time", "deadline", "graded-at"))
-    entry = Entry(_text(folder, "student") or folder.name, *record, max_score=rubric.total)
+    entry = Entry(_text(folder, "student") or folder.name, *record, max_score=rubric.total, folder=folder)
     if _text(folder, "error"):
         entry.error = _text(folder, "error").splitlines()[0]
         return entry
@@ -85,6 +114,44 @@ def read_entry(folder: Path, rubric: Rubric) -> Entry:
     return entry
 
 
+def moment(text: str) -> datetime | None:
+    """An ISO 8601 time (UTC when it has no offset); None when it is not one."""
+    try:
+        found = datetime.fromisoformat(text)
+    except ValueError:
+        return None
+    return found if found.tzinfo else found.replace(tzinfo=UTC)
+
+
+def with_penalty(entry: Entry, late: Late) -> Entry:
+    """The entry with the late penalty taken from its total, from its recorded commit time and deadline."""
+    committed, deadline = moment(entry.commit_time), moment(entry.deadline)
+    if committed is None or deadline is None:
+        return entry  # graded outside the roster workflow: nothing says when the work came in
+    entry.late_by = committed - deadline
+    entry.days_late = late.days_late(entry.late_by)
+    if entry.days_late > late.max_days:
+        entry.error = (
+            f"commit {entry.commit[:12]} is {days(entry.days_late)} late; the rubric grades up to {days(late.max_days)}"
+        )
+        entry.total = None
+    if entry.total is not None:
+        entry.raw_total, entry.penalty = entry.total, late.penalty(entry.total, entry.days_late)
+        entry.total = round(entry.raw_total - entry.penalty, 2)
+    return entry
+
+
+def better(latest: Entry, on_time: Entry) -> Entry:
+    """keep = "better": the grading with the higher total after the penalty (the on-time one on a tie)."""
+    if on_time.error or latest.error:
+        failed, which = (on_time, "the last on-time commit") if on_time.error else (latest, "the last commit")
+        latest.error, latest.total = f"{which}: {failed.error}", None  # no grade until both are known
+        return latest
+    kept, other = (on_time, latest) if (on_time.total or 0.0) >= (latest.total or 0.0) else (latest, on_time)
+    kept.passed_over = other
+    return kept
+
+
 def collect(results: Path, rubric: Rubric, roster: list[str] | None = None) -> list[Entry]:
     """Every student folder's entry, plus an error entry for each roster name without a folder."""
     entries = [read_entry(folder, rubric) for folder in sorted(results.iterdir()) if folder.is_dir()]
@@ -102,16 +169,20 @@ def _safe(text: str) -> str:
     return "'" + text if text[:1] in ("=", "+", "-", "@") else text
 
 
+LATE_COLUMNS = ["days late", "raw total", "penalty"]  # with the rubric's [late], before the total
+
+
 def write_csv(entries: list[Entry], rubric: Rubric, path: Path) -> None:
     with path.open("w", newline="", encoding="utf-8") as handle:
         writer = csv.writer(handle)
-        record = ["student", "deadline", "commit", "commit time", "graded at"]
+        record = ["student", "deadline", "commit", "commit time", "graded at", *(LATE_COLUMNS if rubric.late else [])]
         writer.writerow([*record, "total", "max", *(item.name for item in rubric.items), "error"])
         for entry in entries:
             scores = [number(entry.scores.get(item.name)) if entry.total is not None else "" for item in rubric.items]
             first = [entry.student, entry.deadline, entry.commit, entry.commit_time, entry.graded_at]
+            late = [number(entry.days_late), number(entry.raw_total), number(entry.penalty)] if rubric.late else []
             marks = [number(entry.total), number(entry.max_score)]
-            writer.writerow([*map(_safe, first), *marks, *scores, _safe(entry.error)])
+            writer.writerow([*map(_safe, first), *late, *marks, *scores, _safe(entry.error)])
 
 
 def _cell(text: str) -> str:
@@ -129,6 +200,43 @@ def deadlines(entries: list[Entry]) -> str:
     return f"Deadline {'; '.join(parts)}." if parts else ""
 
 
+def _duration(span: timedelta) -> str:
+    """'1 day 12 h', '20 h 5 min', '3 min': how long after the deadline, to the minute."""
+    minutes = int(span.total_seconds() // 60)
+    whole, hours, left = minutes // 1440, minutes % 1440 // 60, minutes % 60
+    parts = [days(whole)] * (whole > 0) + [f"{hours} h"] * (hours > 0) + [f"{left} min"] * (left > 0)
+    return " ".join(parts) or "less than a minute"
+
+
+def _penalised(entry: Entry, late: Late) -> str:
+    """'was made 1 day 12 h after the deadline, so it counts as 2 days late: 20% of its 90 points taken, 72 left'."""
+    taken = percent(min(1.0, late.per_day * (entry.days_late or 0)))
+    when = _duration(entry.late_by or timedelta())
+    return (
+        f"was made {when} after the deadline, so it counts as {days(entry.days_late or 0)} late: "
+        f"{taken} of its {number(entry.raw_total)} points taken, {number(entry.total)} left"
+    )
+
+
+def late_note(entry: Entry, late: Late | None) -> str:
+    """What the late-work policy did to this student's grade, and why; '' when it did nothing."""
+    if late is None or entry.total is None:
+        return ""
+    other = entry.passed_over
+    if other is None:
+        return f"Commit {entry.commit[:12]} {_penalised(entry, late)}." if entry.days_late else ""
+    if entry.days_late:
+        return (
+            f"Commit {entry.commit[:12]} {_penalised(entry, late)}, more than the {number(other.total)} of the "
+            f"last on-time commit, {other.commit[:12]}."
+        )
+    than = "more than" if (entry.total or 0) > (other.total or 0) else "as many as"
+    return (
+        f"The last on-time commit, {entry.commit[:12]}, counts with {number(entry.total)} points, {than} the "
+        f"later commit {other.commit[:12]}: that one {_penalised(other, late)}."
+    )
+
+
 def overview(entries: list[Entry], rubric: Rubric) -> str:
     graded = [entry for entry in entries if entry.total is not None]
     failed = [entry for entry in entries if entry.total is None]
@@ -142,6 +250,8 @@ def overview(entries: list[Entry], rubric: Rubric) -> str:
         )
     if deadlines(entries):
         lines.append(_cell(deadlines(entries)))
+    if rubric.late:
+        lines.append(f"Late work (the rubric's [late]): {late_policy(rubric.late)}.")
     lines += ["", "## Students", "", "| student | commit | total | max | |", "|---|---|---:|---:|---|"]
     for entry in entries:
         note = f"⚠ {_cell(entry.error)}" if entry.error else ""
@@ -152,6 +262,10 @@ def overview(entries: list[Entry], rubric: Rubric) -> str:
         full = sum(entry.scores.get(item.name, 0.0) >= item.points for entry in graded)
         rate = f"{full}/{len(graded)} ({100 * full / len(graded):.0f}%)" if graded else "-"
         lines.append(f"| {item.name} | {number(item.points)} | {rate} |")
+    notes = [(entry, late_note(entry, rubric.late)) for entry in graded]
+    if any(note for _, note in notes):
+        lines += ["", "## Late work", ""]
+        lines += [f"- {_cell(entry.student)}: {_cell(note)}" for entry, note in notes if note]
     if failed:
         lines += ["", "## Grading failed: regrade or follow up", ""]
         lines += [f"- {_cell(entry.student)}: {_cell(entry.error)}" for entry in failed]

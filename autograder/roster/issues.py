@@ -1,10 +1,11 @@
 """Each student's feedback as one issue in their own repository, through the GitHub CLI (`gh`).
 
-    GH_TOKEN=... python -m autograder.roster.issues RESULTS_DIR --roster ROSTER
+    GH_TOKEN=... python -m autograder.roster.issues RESULTS_DIR --roster ROSTER [--rubric FILE]
 
 For every roster repository with a grading in RESULTS_DIR/<owner__name>/, the issue titled ISSUE_TITLE
 in that repository (open or closed) gets the student's `summary.md` (the score table and what to
-fix), with the commit graded and the deadline applied: opened when there is none, edited when its
+fix), with the commit graded and the deadline applied (and, with the rubric's [late], the late
+penalty taken and why, first: the summary shows the score before it): opened when there is none, edited when its
 text changed, left alone otherwise, so running it again posts nothing twice. The repositories come
 from the roster, never from the gradings' folders. A student without a valid grading (no commit
 before the deadline, a grading that failed) gets nothing and is listed. Writes are paced under
@@ -27,7 +28,7 @@ from typing import NamedTuple
 
 from autograder import TITLE
 from autograder.roster import gradebook, shards
-from autograder.rubric import Rubric, load
+from autograder.rubric import Late, Rubric, RubricError, days, late_policy, load
 
 ISSUE_TITLE = f"{TITLE}: your grade and feedback"
 MARKER = "<!-- autograde feedback -->"
@@ -116,14 +117,25 @@ def shortened(summary: str) -> str:
     return summary[:cut] + "\n*(Shortened: GitHub limits the length of an issue.)*\n"
 
 
-def issue_text(folder: Path, entry: gradebook.Entry) -> str:
-    """The issue's body: summary.md, then which commit was graded against which deadline."""
+def issue_text(folder: Path, entry: gradebook.Entry, late: Late | None = None) -> str:
+    """The issue's body: the late penalty when there is one, summary.md, then which commit was graded
+    against which deadline."""
     summary = shortened((folder / "summary.md").read_text(encoding="utf-8").rstrip() + "\n")
     graded = f"Graded: commit `{entry.commit[:12]}`" if entry.commit else "Graded"
     when = f" of {entry.commit_time}" if entry.commit_time else ""
-    deadline = f", the last before your deadline, {entry.deadline}" if entry.deadline else ""
+    last = f"the last within {days(late.max_days)} of" if late and entry.days_late else "the last before"
+    deadline = f", {last} your deadline, {entry.deadline}" if entry.deadline else ""
     note = "This issue is updated when your work is graded again."
-    return f"{summary}\n---\n{graded}{when}{deadline}. {note}\n\n{MARKER}\n"
+    return f"{_late_work(entry, late)}{summary}\n---\n{graded}{when}{deadline}. {note}\n\n{MARKER}\n"
+
+
+def _late_work(entry: gradebook.Entry, late: Late | None) -> str:
+    """The grade after the late-work policy, what it did and why, before the summary; '' when it did nothing."""
+    applied = gradebook.late_note(entry, late)
+    if not applied or late is None:
+        return ""
+    grade = f"**Your grade: {entry.total:g} / {entry.max_score:g}**, after the course's late-work policy"
+    return f"{grade} ({late_policy(late)}). {applied}\n\n"
 
 
 class Issue(NamedTuple):
@@ -177,11 +189,12 @@ def post_all(
         if not folder.is_dir():
             continue  # not graded in this run
         entry = gradebook.read_entry(folder, rubric)
-        if entry.error or not (folder / "summary.md").is_file():
+        kept = entry.folder or folder  # with [late] keep = "better", the grading that counts
+        if entry.error or not (kept / "summary.md").is_file():
             outcome = Posted(repository, Action.SKIPPED, f"no valid grading: {entry.error or 'no summary.md'}")
         else:
             try:
-                outcome = post(github, repository, issue_text(folder, entry))
+                outcome = post(github, repository, issue_text(kept, entry, rubric.late))
             except TokenRefused:
                 raise
             except RuntimeError as error:
@@ -202,18 +215,19 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--retry-wait", type=float, default=60.0, help="seconds before the first retry (doubling)")
     parser.add_argument("--per-minute", type=int, default=60, help="writes per minute at most (GitHub: 80)")
     parser.add_argument("--per-hour", type=int, default=450, help="writes per hour at most (GitHub: 500)")
+    parser.add_argument("--rubric", type=Path, metavar="FILE", help="the rubric graded by (default: the grader's own)")
     args = parser.parse_args(argv)
     if shutil.which("gh") is None:
         print("feedback: gh (the GitHub CLI) is not on PATH", file=sys.stderr)
         return 2
     try:
-        roster = shards.repositories(args.roster)
-    except (OSError, shards.RosterError) as error:
+        roster, rubric = shards.repositories(args.roster), load(args.rubric)
+    except (OSError, shards.RosterError, RubricError) as error:
         print(f"feedback: {error}", file=sys.stderr)
         return 2
     github = GitHub(Pacer(args.per_minute, args.per_hour), retry_wait=args.retry_wait)
     try:
-        posted = post_all(args.results, roster, github, load()) if args.results.is_dir() else []
+        posted = post_all(args.results, roster, github, rubric) if args.results.is_dir() else []
     except TokenRefused as error:
         print(f"feedback: GitHub refused the token (is FEEDBACK_TOKEN set and current?): {error}", file=sys.stderr)
         return 2

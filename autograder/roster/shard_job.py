@@ -1,19 +1,24 @@
 """What a shard job of the roster workflow does around `autograde grade-all`.
 
-    python -m autograder.roster.shard_job checkout SHARD_JSON --submissions DIR --results DIR
-    python -m autograder.roster.shard_job finish RESULTS_DIR
-    python -m autograder.roster.shard_job check RESULTS_DIR
+    python -m autograder.roster.shard_job checkout SHARD_JSON --submissions DIR --results DIR [--rubric FILE]
+    python -m autograder.roster.shard_job finish RESULTS_DIR [--rubric FILE]
+    python -m autograder.roster.shard_job check RESULTS_DIR [--rubric FILE]
 
 `checkout` clones each student of the shard (a JSON list of {repository, deadline}, from the
 workflow's matrix) into SUBMISSIONS/<owner__name>, at the last commit before the student's
 deadline, and records in RESULTS/<owner__name>/ the repository (`student`), the deadline applied
 (`deadline`), the commit (`commit`) and its committer time (`commit-time`), or why there is nothing
 to grade (`error`). Clones carry no credentials, so only public repositories can be read.
-`finish` stamps every grading with the time it was made (`graded-at`: the merge keeps each
-student's newest), shows the shard's overview on its job's page and drops grade-all's gradebook
-and report of the shard (the gradebook job writes the roster's), so that the shard's artifact holds
-only the students' folders. `check` exits 1 naming every student whose grading failed, so the job
-shows red and can be re-run. Standard library only.
+With the rubric's [late], the commit is the last at most `max_days` after the deadline, and its
+`days-late` is recorded too; with `keep = "better"` and a late last commit, the last on-time commit
+is checked out beside it (SUBMISSIONS/<owner__name>@on-time, recorded in RESULTS/<owner__name>@on-time)
+and grade-all grades it like any other folder.
+`finish` moves each on-time grading into its student's folder (RESULTS/<owner__name>/on-time, where
+the gradebook compares the two), stamps every grading with the time it was made (`graded-at`: the
+merge keeps each student's newest), shows the shard's overview on its job's page and drops
+grade-all's gradebook and report of the shard (the gradebook job writes the roster's), so that the
+shard's artifact holds only the students' folders. `check` exits 1 naming every student whose
+grading failed, so the job shows red and can be re-run. Standard library only.
 """
 
 import argparse
@@ -22,15 +27,18 @@ import os
 import shutil
 import subprocess
 import sys
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import NamedTuple
 
 from autograder.roster import gradebook
+from autograder.roster.gradebook import moment
 from autograder.roster.shards import artifact_id
-from autograder.rubric import Rubric, load
+from autograder.rubric import Late, Rubric, RubricError, days, load
 
 NO_COMMIT = "no commit before the deadline"
+NOTHING_TO_GRADE = "no commit "  # how both reasons for no grading begin: not a failed job
+ALSO_ON_TIME = "@on-time"  # a folder's suffix for the last on-time commit (keep = "better"); not in a repository name
 GIT_TIMEOUT = 600  # seconds for one clone
 
 
@@ -46,8 +54,11 @@ def _write(folder: Path, name: str, text: str) -> None:
     (folder / name).write_text(text + "\n", encoding="utf-8")
 
 
-def checkout(repository: str, deadline: str, server: str, submissions: Path, results: Path) -> str:
-    """Clone one student at their deadline; return '' or the reason there is nothing to grade."""
+def checkout(
+    repository: str, deadline: str, server: str, submissions: Path, results: Path, late: Late | None = None
+) -> str:
+    """Clone one student at their deadline (with `late`, up to its max_days after it); return '' or the
+    reason there is nothing to grade."""
     target, record = submissions / artifact_id(repository), results / artifact_id(repository)
     record.mkdir(parents=True, exist_ok=True)
     _write(record, "student", repository)
@@ -59,17 +70,72 @@ def checkout(repository: str, deadline: str, server: str, submissions: Path, res
         why = next((line for line in lines if line.startswith("fatal:")), lines[-1])
         error = f"could not clone {url} (is it public? this job has no credentials): {why}"
     else:
-        commit = _git("rev-list", "-1", f"--before={deadline}", "HEAD", cwd=target).stdout.strip()
-        error = f"{NO_COMMIT} {deadline}" if not commit else ""
-        if commit:
-            moved = _git("checkout", "--quiet", commit, cwd=target)
-            error = f"could not check out {commit}: {moved.stderr.strip()}" if moved.returncode else ""
-            _write(record, "commit", commit)
-            _write(record, "commit-time", _git("show", "-s", "--format=%cI", commit, cwd=target).stdout.strip())
+        error = _check_out(target, record, deadline, late)
     if error:
         _write(record, "error", error)
-        _remove(target)
+        for folder in (target, beside(target), beside(record)):
+            _remove(folder)
     return error
+
+
+def _last_before(target: Path, moment: str) -> str:
+    """The last commit of HEAD's history whose committer date is not after `moment`; '' when none is."""
+    return _git("rev-list", "-1", f"--before={moment}", "HEAD", cwd=target).stdout.strip()
+
+
+def beside(folder: Path) -> Path:
+    """Where a student's last on-time commit goes beside their folder (keep = "better"), until `finish`."""
+    return folder.with_name(folder.name + ALSO_ON_TIME)
+
+
+def _check_out(target: Path, record: Path, deadline: str, late: Late | None) -> str:
+    """Check out the commit to grade (and, with keep = "better", the last on-time one beside it); '' or why not."""
+    limit = deadline if late is None else (moment(deadline) + timedelta(days=late.max_days)).isoformat()
+    commit = _last_before(target, limit)
+    if not commit:
+        return _nothing_to_grade(deadline, late)
+    error = _move(target, record, commit, deadline, late)
+    on_time = _last_before(target, deadline) if late and late.keep == "better" and not error else ""
+    if on_time and on_time != commit:
+        error = _also_on_time(target, record, on_time, deadline, late)
+    return error
+
+
+def _nothing_to_grade(deadline: str, late: Late | None) -> str:
+    if late is None or late.max_days == 0:
+        return f"{NO_COMMIT} {deadline}"
+    return f"no commit within {days(late.max_days)} of the deadline {deadline}"
+
+
+def _move(target: Path, record: Path, commit: str, deadline: str, late: Late | None) -> str:
+    """Check `commit` out in `target` and record it, its committer time (and with `late`, its days late)."""
+    moved = _git("checkout", "--quiet", commit, cwd=target)
+    _record(target, record, commit, deadline, late)
+    return f"could not check out {commit}: {moved.stderr.strip()}" if moved.returncode else ""
+
+
+def _record(target: Path, record: Path, commit: str, deadline: str, late: Late | None) -> None:
+    committed = _git("show", "-s", "--format=%cI", commit, cwd=target).stdout.strip()
+    _write(record, "commit", commit)
+    _write(record, "commit-time", committed)
+    when, due = moment(committed), moment(deadline)
+    if late is not None and when and due:
+        _write(record, "days-late", str(late.days_late(when - due)))
+
+
+def _also_on_time(target: Path, record: Path, commit: str, deadline: str, late: Late) -> str:
+    """The last on-time commit in a work tree beside `target` (its files only: its .git link removed), recorded
+    beside `record`; grade-all grades it as a submission of its own."""
+    tree, on_time = beside(target), beside(record)
+    added = _git("worktree", "add", "--quiet", "--detach", str(tree.absolute()), commit, cwd=target)
+    if added.returncode:
+        return f"could not check out the last on-time commit {commit}: {added.stderr.strip()}"
+    (tree / ".git").unlink(missing_ok=True)
+    on_time.mkdir(parents=True, exist_ok=True)
+    for name in ("student", "deadline"):
+        shutil.copyfile(record / name, on_time / name)
+    _record(target, on_time, commit, deadline, late)
+    return ""
 
 
 def _remove(folder: Path) -> None:
@@ -77,32 +143,49 @@ def _remove(folder: Path) -> None:
     shutil.rmtree(folder, ignore_errors=True)
 
 
-def checkout_shard(shard: Path, server: str, submissions: Path, results: Path) -> int:
+def checkout_shard(shard: Path, server: str, submissions: Path, results: Path, late: Late | None = None) -> int:
     students = json.loads(shard.read_text(encoding="utf-8"))
     submissions.mkdir(parents=True, exist_ok=True)
     for student in students:
-        error = checkout(student["repository"], student["deadline"], server, submissions, results)
+        error = checkout(student["repository"], student["deadline"], server, submissions, results, late)
         print(f"{student['repository']}: {error or 'checked out at ' + _commit_line(results, student)}")
     return 0
 
 
 def _commit_line(results: Path, student: dict) -> str:
     record = results / artifact_id(student["repository"])
-    return f"{(record / 'commit').read_text().strip()[:12]} ({(record / 'commit-time').read_text().strip()})"
+    line = f"{(record / 'commit').read_text().strip()[:12]} ({(record / 'commit-time').read_text().strip()})"
+    late = f", {days(int((record / 'days-late').read_text()))} late" if (record / "days-late").is_file() else ""
+    on_time = beside(record) / "commit"
+    return (
+        line + late + (f", and its last on-time commit {on_time.read_text().strip()[:12]}" if on_time.is_file() else "")
+    )
 
 
 def students(results: Path) -> list[Path]:
     return sorted(folder for folder in results.iterdir() if folder.is_dir())
 
 
-def finish(results: Path, now: datetime | None = None) -> int:
+def nest_on_time(results: Path) -> None:
+    """Each on-time grading (RESULTS/<id>@on-time) into its student's folder, as RESULTS/<id>/on-time."""
+    for folder in students(results):
+        student = folder.with_name(folder.name.removesuffix(ALSO_ON_TIME))
+        if folder.name.endswith(ALSO_ON_TIME) and student.is_dir():
+            folder.rename(student / gradebook.ON_TIME)
+
+
+def finish(results: Path, rubric: Rubric | None = None, now: datetime | None = None) -> int:
+    nest_on_time(results)
     stamp = (now or datetime.now(UTC)).isoformat(timespec="seconds")
     for folder in students(results):
-        _write(folder, "graded-at", stamp)
+        for grading in (folder, folder / gradebook.ON_TIME):
+            if grading.is_dir():
+                _write(grading, "graded-at", stamp)
     overview, summary = results / "overview.md", os.environ.get("GITHUB_STEP_SUMMARY")
-    if summary and overview.is_file():  # the shard's own table, on its job's page
+    if summary and overview.is_file():  # the shard's own table (with its on-time gradings in place), on its job's page
+        entries = gradebook.collect(results, rubric or load())
         with open(summary, "a", encoding="utf-8") as page:
-            page.write(overview.read_text(encoding="utf-8"))
+            page.write(gradebook.overview(entries, rubric or load()))
     for path in results.iterdir():  # the shard's gradebook and report: the gradebook job writes the roster's
         if path.is_file():
             path.unlink()
@@ -121,7 +204,7 @@ def failures(results: Path, rubric: Rubric) -> list[Failed]:
     found = []
     for folder in students(results):
         entry = gradebook.read_entry(folder, rubric)
-        if entry.error and not entry.error.startswith(NO_COMMIT):
+        if entry.error and not entry.error.startswith(NOTHING_TO_GRADE):
             found.append(Failed(entry.student, entry.error))
     return found
 
@@ -145,16 +228,27 @@ def _arguments(argv: list[str]) -> argparse.Namespace:
     clone.add_argument("--submissions", type=Path, required=True)
     clone.add_argument("--results", type=Path, required=True)
     clone.add_argument("--server", default=os.environ.get("GITHUB_SERVER_URL", "https://github.com"))
+    places = [clone]
     for name in ("finish", "check"):
-        commands.add_parser(name).add_argument("results", type=Path)
+        places.append(commands.add_parser(name))
+        places[-1].add_argument("results", type=Path)
+    for place in places:
+        place.add_argument(
+            "--rubric", type=Path, metavar="FILE", help="the rubric graded by (default: the grader's own)"
+        )
     return parser.parse_args(argv)
 
 
 def main(argv: list[str]) -> int:
     args = _arguments(argv)
+    try:
+        rubric = load(args.rubric)
+    except RubricError as error:
+        print(f"shard: {error}", file=sys.stderr)
+        return 2
     if args.command == "checkout":
-        return checkout_shard(args.shard, args.server, args.submissions, args.results)
-    return finish(args.results) if args.command == "finish" else check(args.results, load())
+        return checkout_shard(args.shard, args.server, args.submissions, args.results, rubric.late)
+    return finish(args.results, rubric) if args.command == "finish" else check(args.results, rubric)
 
 
 if __name__ == "__main__":

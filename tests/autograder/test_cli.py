@@ -2,7 +2,8 @@
 
 import json
 
-from support import EXERCISES
+import pytest
+from support import EXERCISES, rubric_file
 
 from autograder import cli, rubric
 
@@ -49,3 +50,38 @@ def test_it_exits_2_and_still_writes_results_when_there_is_no_exercises_folder(t
 def test_it_exits_2_on_an_unknown_name_in_only(tmp_path, capsys):
     assert cli.main(["grade", str(tmp_path), "--only", "rnn_forwards"]) == 2
     assert "no rubric items for rnn_forwards" in capsys.readouterr().err
+
+
+BAD_RUBRICS = {
+    "an unknown id in [credit]": ("[credit]\nR9 = 0.5\n", "[credit] names R9, which is not a catalogue id"),
+    "a credit above 1": ("[credit]\nR1 = 2\n", "credit.R1 must be a fraction from 0 to 1, not 2"),
+    "a credit below 0": ("[credit]\nR1 = -0.25\n", "credit.R1 must be a fraction from 0 to 1, not -0.25"),
+    "a negative max_days": ("[late]\nper_day = 0.1\nmax_days = -2\n", "late.max_days must be a whole number"),
+    "an unknown keep": ('[late]\nper_day = 0.1\nmax_days = 3\nkeep = "first"\n', "late.keep must be one of"),
+    "a per_day above 1": ("[late]\nper_day = 10\nmax_days = 3\n", "late.per_day must be a fraction from 0 to 1"),
+    "an unknown late setting": ("[late]\nper_day = 0.1\nmax_days = 3\ngrace = 1\n", "unknown setting late.grace"),
+    "a file that is not TOML": ("[late\n", "cannot be read as a rubric"),
+}
+
+
+@pytest.mark.parametrize("problem", BAD_RUBRICS)
+def test_it_exits_2_with_one_line_saying_what_is_wrong_with_a_rubric_file(tmp_path, capsys, problem):
+    sections, message = BAD_RUBRICS[problem]
+    bad = rubric_file(tmp_path / "section.toml", sections)
+    code = cli.main(["grade", str(tmp_path), "--out", str(tmp_path / "out"), "--rubric", str(bad)])
+    error = capsys.readouterr().err
+    assert code == 2 and error.splitlines() == [error.strip()], error
+    assert error.startswith(f"autograde: {bad}") and message in error
+    assert not (tmp_path / "out").exists(), "nothing is graded by a rubric that cannot be used"
+
+
+@pytest.mark.parametrize("command", ["grade", "grade-all", "gradebook", "report"])
+def test_every_command_that_reads_the_rubric_refuses_a_bad_one_the_same_way(tmp_path, capsys, command):
+    bad = rubric_file(tmp_path / "section.toml", BAD_RUBRICS["a negative max_days"][0])
+    (tmp_path / "folder").mkdir()
+    out = ["--out", str(tmp_path / "out")]
+    assert cli.main([command, str(tmp_path / "folder"), *out, "--rubric", str(bad)]) == 2
+    error = capsys.readouterr().err
+    assert error == f"autograde: {bad}: late.max_days must be a whole number of days, at least 0, not -2\n"
+    assert cli.main([command, str(tmp_path / "folder"), *out, "--rubric", str(tmp_path / "nowhere.toml")]) == 2
+    assert f"{tmp_path / 'nowhere.toml'} cannot be read as a rubric" in capsys.readouterr().err

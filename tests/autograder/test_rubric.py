@@ -1,9 +1,14 @@
 """The rubric file is the single list of items: suites, checks and points agree with it."""
 
 import ast
+import subprocess
+import sys
+import tomllib
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
+from support import ROOT, rubric_file
 
 from autograder import checks, rubric, stubs
 from autograder.locations import RUBRIC, SUITES
@@ -63,3 +68,98 @@ def test_it_refuses_an_unknown_name_in_only_or_in_a_rubric_file_and_lists_the_kn
     (tmp_path / "section.toml").write_text(text + "\n[lates]\nper_day = 0.1\n")
     with pytest.raises(rubric.RubricError, match=r"unknown section \[lates\] \(a rubric holds points, thresholds"):
         rubric.load(tmp_path / "section.toml")
+
+
+POLICIES = '[late]\nper_day = 0.10\nmax_days = 3\nkeep = "better"\n\n[credit]\nR1 = 0.5\nG1 = 0.25\n'
+
+
+def test_it_reads_the_courses_policies_into_typed_records(tmp_path):
+    path = rubric_file(tmp_path / "section.toml", POLICIES)
+    policies = tomllib.loads(POLICIES)
+    read = rubric.load(path)
+    assert read.late == rubric.Late(**policies["late"])
+    assert read.credit == rubric.Credit(policies["credit"])
+    assert read.items == rubric.load().items, "the rest of the file is read as before"
+
+
+def test_it_has_no_policy_without_their_sections_as_the_graders_own_rubric():
+    assert rubric.load().late is None and rubric.load().credit == rubric.Credit()
+    assert rubric.Credit().applies("wrong", ["R1"]) is None
+
+
+def test_its_late_policy_counts_a_part_of_a_day_as_a_day_and_never_takes_more_than_the_score(tmp_path):
+    late = rubric.load(rubric_file(tmp_path / "section.toml", POLICIES)).late
+    assert [late.days_late(timedelta(hours=hours)) for hours in (-5, 0, 1, 24, 36, 96)] == [0, 0, 1, 1, 2, 4]
+    assert late.penalty(60.0, 2) == round(60.0 * 2 * late.per_day, 2)
+    assert late.penalty(60.0, 1000) == 60.0
+
+
+def test_its_credit_applies_only_to_a_wrong_answer_naming_exactly_that_mistake(tmp_path):
+    credit = rubric.load(rubric_file(tmp_path / "section.toml", POLICIES)).credit
+    assert credit.applies("wrong", ["R1"]) == ("R1", credit.fractions["R1"])
+    assert credit.applies("wrong", []) is None, "a mistake the grader cannot name earns nothing"
+    assert credit.applies("wrong", ["R1", "R3"]) is None, "nor two mistakes at once"
+    assert credit.applies("wrong", ["R3"]) is None, "nor a mistake the rubric gives nothing for"
+    assert credit.applies("timeout", ["R1"]) is None and credit.applies("raised", ["R1"]) is None
+
+
+BAD_POLICIES = [
+    ("[credit]\nR9 = 0.5\n", r"\[credit\] names R9, which is not a catalogue id \(they are R1, R2"),
+    ("[credit]\nR1 = 1.5\n", r"credit.R1 must be a fraction from 0 to 1, not 1.5"),
+    ("[credit]\nR1 = -0.5\n", r"credit.R1 must be a fraction from 0 to 1, not -0.5"),
+    ('[credit]\nR1 = "half"\n', r"credit.R1 must be a fraction from 0 to 1, not 'half'"),
+    ("credit = 0.5\n", r"\[credit\] must be a table"),
+    ("[late]\nper_day = 0.1\nmax_days = -1\n", r"late.max_days must be a whole number of days, at least 0, not -1"),
+    ("[late]\nper_day = 0.1\nmax_days = 1.5\n", r"late.max_days must be a whole number of days, at least 0, not 1.5"),
+    ("[late]\nper_day = 1.1\nmax_days = 3\n", r"late.per_day must be a fraction from 0 to 1, not 1.1"),
+    ("[late]\nper_day = -0.1\nmax_days = 3\n", r"late.per_day must be a fraction from 0 to 1, not -0.1"),
+    (
+        '[late]\nper_day = 0.1\nmax_days = 3\nkeep = "best"\n',
+        r"late.keep must be one of 'latest', 'better', not 'best'",
+    ),
+    ("[late]\nper_day = 0.1\n", r"\[late\] lacks max_days"),
+    ("[late]\nper_day = 0.1\nmax_days = 3\nmax_day = 4\n", r"unknown setting late.max_day \(the settings are per_day"),
+    ("late = 3\n", r"\[late\] must be a table"),
+]
+
+
+@pytest.mark.parametrize(("sections", "problem"), BAD_POLICIES)
+def test_it_refuses_a_policy_it_cannot_apply_saying_what_is_wrong(tmp_path, sections, problem):
+    path = rubric_file(tmp_path / "bad.toml", sections) if sections.startswith("[") else tmp_path / "bad.toml"
+    if not sections.startswith("["):  # a key at the top of the file, before any table
+        path.write_text(sections + RUBRIC.read_text())
+    with pytest.raises(rubric.RubricError, match=f"bad.toml: {problem}"):
+        rubric.load(path)
+
+
+def test_it_checks_a_rubric_file_against_the_hidden_suites_as_it_reads_it(tmp_path):
+    text = RUBRIC.read_text()
+    (tmp_path / "extra.toml").write_text(text.replace("writes_the_loop = 2", "writes_the_loop = 2\nloops_twice = 1"))
+    with pytest.raises(rubric.RubricError, match=r"points.rnn_forward.loops_twice has no hidden test"):
+        rubric.load(tmp_path / "extra.toml")
+    (tmp_path / "missing.toml").write_text(text.replace("writes_the_loop = 2\n", ""))
+    with pytest.raises(rubric.RubricError, match=r"\[points.rnn_forward\] lacks writes_the_loop: every hidden test"):
+        rubric.load(tmp_path / "missing.toml")
+    (tmp_path / "function.toml").write_text(text + "\n[points.rnn_backward]\nvalues = 1\n")
+    with pytest.raises(rubric.RubricError, match=r"no hidden suite grades rnn_backward"):
+        rubric.load(tmp_path / "function.toml")
+
+
+def run_module(*arguments: str) -> subprocess.CompletedProcess:
+    """`python -m autograder.rubric` as the roster workflow's first job runs it: the standard library only."""
+    command = [sys.executable, "-S", "-m", "autograder.rubric", *arguments]
+    return subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=60)
+
+
+def test_its_module_says_what_a_rubric_file_sets_or_why_it_cannot_be_used(tmp_path):
+    path = rubric_file(tmp_path / "section.toml", POLICIES)
+    late = rubric.load(path).late
+    done = run_module(str(path))
+    assert done.returncode == 0, done.stderr
+    assert f"late work: {rubric.percent(late.per_day)} of the score per day late" in done.stdout
+    assert "credit by named mistake: R1 keeps 50%, G1 keeps 25%" in done.stdout
+    assert "late work: none" in run_module().stdout
+    bad = rubric_file(tmp_path / "bad.toml", "[credit]\nR9 = 0.5\n")
+    done = run_module(str(bad))
+    assert done.returncode == 2 and done.stdout == "" and len(done.stderr.splitlines()) == 1
+    assert done.stderr.startswith(f"rubric: {bad}: [credit] names R9")

@@ -10,6 +10,7 @@ from support import ROOT
 from workflow_lint import actionlint, zizmor
 
 from autograder import cli
+from autograder.locations import RUBRIC
 from autograder.release import classroom, student_repository
 from autograder.roster import shards
 
@@ -112,6 +113,7 @@ def test_the_roster_workflow_grades_shards_from_the_roster_and_can_rerun_student
         "shards",
         "previous_run",
         "feedback",
+        "rubric",
     }
     assert inputs["shard_size"]["default"] == shards.SHARD_SIZE
     setup, grade = roster_jobs()["setup"], roster_jobs()["grade"]
@@ -120,6 +122,21 @@ def test_the_roster_workflow_grades_shards_from_the_roster_and_can_rerun_student
         assert option in runs(setup)
     assert grade["strategy"]["max-parallel"] == "${{ inputs.max_parallel }}"
     assert grade["strategy"]["matrix"] == "${{ fromJSON(needs.setup.outputs.matrix) }}"
+
+
+def test_every_job_grades_merges_and_reports_by_the_rubric_it_is_given():
+    jobs = roster_jobs()
+    check = next(step for step in steps(jobs["setup"]) if step.get("name") == "Check the rubric")
+    assert check["run"] == 'python3 -m autograder.rubric "$RUBRIC"', "checked before any shard starts"
+    default = load(ROOT / ".github" / "workflows" / "grade-roster.yml")["on"]["workflow_dispatch"]["inputs"]["rubric"]
+    assert (ROOT / default["default"]).read_text() == RUBRIC.read_text(), "the grader's own by default"
+    for name, job in jobs.items():
+        for step in steps(job):
+            command = step.get("run", "")
+            if re.search(r"autograde (grade-all|gradebook|report) |shard_job |roster\.issues ", command):
+                assert '--rubric "$RUBRIC"' in command, f"{name}: {step.get('name')}"
+                where = "grader/" if name == "grade" else ""
+                assert step["env"]["RUBRIC"] == where + "${{ inputs.rubric }}", f"{name}: {step.get('name')}"
 
 
 def test_its_shards_grade_as_root_with_the_grader_by_its_path_and_hold_no_secret():
@@ -163,7 +180,7 @@ def test_its_feedback_job_alone_holds_the_token_and_never_touches_student_code()
     assert "pip install" not in runs(job) and not re.search(r"\bautograde\b", runs(job)), "no grading here"
     post = steps(job)[-1]
     assert post["env"]["GH_TOKEN"] == "${{ secrets.FEEDBACK_TOKEN }}"
-    assert post["run"] == 'python3 -m autograder.roster.issues graded --roster "$ROSTER"'
+    assert post["run"] == 'python3 -m autograder.roster.issues graded --roster "$ROSTER" --rubric "$RUBRIC"'
 
 
 def test_the_roster_workflows_gradebook_job_writes_the_class_report_and_summarises_the_misconceptions():

@@ -2,13 +2,16 @@
 
 import ast
 import dataclasses
+import re
 import shutil
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 from autograder import rubric
 from autograder.grading.grade import grade as grade_submission
 from autograder.grading.results import GradingResult
+from autograder.locations import RUBRIC
 
 ROOT = Path(__file__).resolve().parents[2]
 SOLUTIONS = ROOT / "solutions"
@@ -63,3 +66,16 @@ def dev_tool(name: str) -> str:
     found = shutil.which(name, path=str(Path(sys.executable).parent)) or shutil.which(name)
     assert found, f"{name} is in the dev extra: python -m pip install -e '.[dev]'"
     return found
+
+
+def rubric_file(path: Path, sections: str = "", points: Callable[[str, str], float] | None = None) -> Path:
+    """A course section's own rubric: the grader's rubric.toml, its items' points set by `points(function,
+    aspect)` when given, then `sections` (its [late], its [credit]). Tests read the values back from it."""
+    lines, table = [], ""
+    for line in RUBRIC.read_text(encoding="utf-8").splitlines():
+        header = re.match(r"\[points\.(\w+)\]", line)
+        table = header[1] if header else ("" if line.startswith("[") else table)
+        item = re.match(r"(\w+) = [0-9.]+(.*)", line)
+        lines.append(f"{item[1]} = {points(table, item[1])!r}{item[2]}" if table and item and points else line)
+    path.write_text("\n".join(lines) + "\n\n" + sections, encoding="utf-8")
+    return path

@@ -4,9 +4,10 @@
 step's environment, their outputs read from $GITHUB_OUTPUT; steps are skipped after a failure
 unless their `if` says otherwise. The artifact actions copy folders into and out of a store kept
 per run (so one run can download another's). `actions/checkout` links the grader's package into
-the workspace; setup-python and the named install steps are left out: the caller provides the
-tools on PATH. Expressions are evaluated for the forms the workflows use; any other expression
-fails the test, so a workflow cannot change under the tests unseen.
+the workspace, with the files the caller says this repository holds (a rubric file); setup-python
+and the named install steps are left out: the caller provides the tools on PATH. Expressions are
+evaluated for the forms the workflows use; any other expression fails the test, so a workflow
+cannot change under the tests unseen.
 """
 
 import fnmatch
@@ -147,6 +148,7 @@ class Runner:
     env: dict
     left_out: tuple[str, ...] = ()  # names of steps the caller stands in for (installs)
     edits: dict = field(default_factory=dict)  # step name -> function(script) -> script
+    files: dict = field(default_factory=dict)  # path in the repository -> the file it is, linked by checkout
 
     def run_job(self, name: str, run: int, context: Context, workspace: Path) -> JobResult:
         job = self.workflow["jobs"][name]
@@ -176,9 +178,10 @@ class Runner:
         if label in self.left_out or uses == "actions/setup-python":
             return StepResult(label, ran=False)
         if uses == "actions/checkout":
-            package = workspace / options.get("path", ".") / "autograder"
-            package.parent.mkdir(parents=True, exist_ok=True)
-            package.symlink_to(ROOT / "autograder")
+            checkout = workspace / options.get("path", ".")
+            for relative, source in {"autograder": ROOT / "autograder", **self.files}.items():
+                (checkout / relative).parent.mkdir(parents=True, exist_ok=True)
+                (checkout / relative).symlink_to(source)
             return StepResult(label, ran=True)
         if uses in ("actions/upload-artifact", "actions/download-artifact"):
             if uses.endswith("upload-artifact"):

@@ -10,13 +10,14 @@ from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
+from support import rubric_file
 
 from autograder import cli, rubric
 from autograder.checks.catalogue import CATALOGUE
 from autograder.classreport import data, summary
 from autograder.grading import writers
 from autograder.grading.grade import failed_grading
-from autograder.grading.results import GradingResult, ItemResult
+from autograder.grading.results import Credited, GradingResult, ItemResult
 
 ONLY = ["gather_final", "masked_mean", "next_token_loss"]
 SELECTED = rubric.load().select(ONLY)
@@ -255,3 +256,47 @@ def test_grade_all_writes_the_report_beside_the_gradebook_even_for_an_empty_rost
     written = {path.name for path in (tmp_path / "results").iterdir()}
     assert written == {"gradebook.csv", "overview.md", "report.html", "misconceptions.md"}
     assert "0 students: <strong>0 graded</strong>" in (tmp_path / "results" / "report.html").read_text()
+
+
+def test_it_says_what_the_courses_policies_did_and_counts_credited_items_apart(tmp_path):
+    section = rubric_file(tmp_path / "section.toml", "[late]\nper_day = 0.10\nmax_days = 3\n\n[credit]\nG1 = 0.25\n")
+    policies = rubric.load(section).select(ONLY)
+    gather = next(item for item in policies.items if item.function == "gather_final")
+    kept = Credited("G1", policies.credit.fractions["G1"], gather.points * policies.credit.fractions["G1"])
+    results = tmp_path / "results"
+    students = {
+        "ada": "2026-12-04T20:00:00+01:00",
+        "bo": "2026-12-04T20:00:00+01:00",
+        "cy": "2026-12-06T11:59:00+01:00",
+    }
+    for name, committed in students.items():  # ada and cy made G1 (credited), cy 1.5 days late
+        result = graded({gather.name: ("wrong", ["G1"])} if name != "bo" else {}, 0.9)
+        for item in result.items:
+            if item.name == gather.name and name != "bo":
+                item.score, item.credited = kept.points, kept
+        (results / name).mkdir(parents=True)
+        writers.write_results_json(result, results / name / "results.json")
+        record = {"deadline": "2026-12-04T23:59:00+01:00", "commit": name * 8, "commit-time": committed}
+        for file, text in record.items():
+            (results / name / file).write_text(text + "\n")
+    report = data.build(results, policies)
+    share = next(share for share in report.items if share.label == gather.name)
+    assert (share.full, share.credited, share.graded) == (1, 2, 3), "a credited item is not full marks"
+    assert next(share for share in report.todos if share.label.startswith("TODO 4")).credited == 2
+    raw = policies.total - gather.points + kept.points
+    cy = next(one for one in report.graded if one.name == "cy")
+    assert (cy.total, cy.late.days_late, cy.late.raw_total) == (raw - policies.late.penalty(raw, 2), 2, raw)
+    assert [one.name for one in report.graded if one.late] == ["cy"]
+    out = tmp_path / "report"
+    arguments = ["report", str(results), "--out", str(out), "--only", ",".join(ONLY), "--rubric", str(section)]
+    assert cli.main(arguments) == 0
+    page = (out / "report.html").read_text()
+    assert f"Late work (the rubric's [late]): {rubric.late_policy(policies.late)}." in page
+    assert '<td>cy</td><td class="number">2</td>' in page and "was made 1 day 12 h after the deadline" in page
+    assert "Credit by named mistake (the rubric's [credit]): G1 keeps 25% of an item" in page
+    assert "2 items scored by it" in page and '<th class="number">credited</th>' in page
+
+
+def test_without_the_policies_the_page_has_neither_their_paragraphs_nor_the_credited_column(written):
+    page = (written / "report.html").read_text()
+    assert "Late work" not in page and "Credit by named mistake" not in page and ">credited<" not in page

@@ -5,9 +5,9 @@ import subprocess
 import sys
 
 import pytest
-from support import EXERCISES, SOLUTIONS, grade, replace_in
+from support import EXERCISES, ROOT, SOLUTIONS, appended_to, build_submission, grade, replace_in, rubric_file
 
-from autograder import rubric, stubs
+from autograder import cli, rubric, stubs
 from autograder.grading import writers
 from autograder.grading.grade import PRELOAD, GradingError, copy_submission, limits_from
 
@@ -154,3 +154,57 @@ def test_it_refuses_an_exercises_folder_that_is_a_link_to_elsewhere(tmp_path):
     with pytest.raises(GradingError, match="exercises is a symbolic link: grading reads only the submission's own"):
         copy_submission(tmp_path / "fork", tmp_path / "copy")
     assert not (tmp_path / "copy").exists()
+
+
+# The catalogue's R1 as a student writes it: the rest of the reference module, this rnn_forward.
+R1_MISTAKE = ROOT / "tests" / "corpus" / "mistakes" / "R1_both_untransposed.py"
+
+
+@pytest.fixture(scope="module")
+def r1_gradings(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict]:
+    """A submission whose only mistake is R1, graded by `autograde grade --only rnn_forward` with the grader's
+    own rubric and with a course section's, whose [credit] keeps part of an item for R1."""
+    root = tmp_path_factory.mktemp("r1")
+    edits = {"recurrence": appended_to("recurrence", R1_MISTAKE.read_text())}
+    folder = build_submission(root / "submission", edits=edits)
+    section = rubric_file(root / "section.toml", "[credit]\nR1 = 0.5\nG1 = 0.25\n")
+    found = {}
+    for name, options in (("own", []), ("section", ["--rubric", str(section)])):
+        out = root / name
+        assert cli.main(["grade", str(folder), "--out", str(out), "--only", "rnn_forward", *options]) == 0
+        found[name] = {
+            "results": json.loads((out / "results.json").read_text()),
+            "summary": (out / "summary.md").read_text(),
+        }
+    found["rubric"] = rubric.load(section).select(["rnn_forward"])
+    return found
+
+
+def test_without_credit_every_item_naming_r1_scores_zero_as_before(r1_gradings):
+    tests = r1_gradings["own"]["results"]["tests"]
+    named = [test for test in tests if test["tags"] == ["R1"]]
+    assert named and all(test["score"] == 0 and test["output"].startswith("[R1] ") for test in named)
+    assert all("credit" not in test["extra_data"] and "kept by" not in test["output"] for test in tests)
+    passed = sum(test["score"] for test in tests)
+    assert r1_gradings["own"]["results"]["score"] == passed
+
+
+def test_with_credit_each_item_naming_r1_keeps_its_share_and_says_so(r1_gradings):
+    section = r1_gradings["rubric"]
+    fraction = section.credit.fractions["R1"]
+    own = {test["name"]: test for test in r1_gradings["own"]["results"]["tests"]}
+    credited = r1_gradings["section"]["results"]["tests"]
+    named = [test for test in credited if own[test["name"]]["tags"] == ["R1"]]
+    assert len(named) == len([test for test in own.values() if test["tags"] == ["R1"]]) > 0
+    for test in named:
+        kept = test["max_score"] * fraction
+        first = test["output"].splitlines()[0]
+        assert test["score"] == kept and test["status"] == "failed" and test["tags"] == ["R1"]
+        assert first == own[test["name"]]["output"].splitlines()[0] + (
+            f" — {kept:g} of {test['max_score']:g} points kept by the course's rubric"
+        )
+        assert test["extra_data"]["raw_score"] == 0 and test["extra_data"]["failure"] == "wrong"
+        assert test["extra_data"]["credit"] == {"mistake": "R1", "fraction": fraction, "points": kept}
+        assert f"| {test['name']} | {kept:g} | {test['max_score']:g} | ❌ [R1] " in r1_gradings["section"]["summary"]
+    expected = sum(own[test["name"]]["score"] for test in credited) + sum(test["score"] for test in named)
+    assert r1_gradings["section"]["results"]["score"] == expected

@@ -5,12 +5,13 @@ import json
 from pathlib import Path
 
 import pytest
-from support import build_submission, grade, replace_in
+from support import build_submission, grade, replace_in, rubric_file
 
 from autograder import cli, rubric
 from autograder.grading import writers
 from autograder.grading.grade import failed_grading
-from autograder.roster import gradebook
+from autograder.grading.results import GradingResult, ItemResult
+from autograder.roster import gradebook, merge
 
 ONLY = ["gather_final", "masked_mean"]
 LAST_STEP = "output[:, -1]"  # the catalogue's G1: the state after the padding
@@ -153,3 +154,133 @@ def test_its_command_writes_both_files_and_exits_0_even_when_some_gradings_faile
 def test_its_command_exits_2_without_a_results_folder(tmp_path, capsys):
     assert cli.main(["gradebook", str(tmp_path / "nowhere")]) == 2
     assert "is not a folder of gradings" in capsys.readouterr().err
+
+
+# Late work: gradings written as the roster's shards leave them, the commit times around one deadline.
+LATE_DEADLINE = "2026-12-04T23:59:00+01:00"
+ON_TIME, HOURS_20, HOURS_36, DAYS_4 = (
+    "2026-12-04T20:00:00+01:00",
+    "2026-12-05T19:59:00+01:00",
+    "2026-12-06T11:59:00+01:00",
+    "2026-12-08T23:59:01+01:00",
+)
+SOME, MORE = {"gather_final", "masked_mean"}, {"gather_final", "masked_mean", "encode_packed", "sample"}
+
+
+def late_rubric(folder: Path, keep: str) -> rubric.Rubric:
+    return rubric.load(rubric_file(folder / f"{keep}.toml", f'[late]\nper_day = 0.10\nmax_days = 3\nkeep = "{keep}"\n'))
+
+
+def shard_grading(folder: Path, passed: set[str], commit: str, committed: str) -> float:
+    """A student's grading as a shard uploads it, the items of `passed` at full marks; returns its total."""
+    items = []
+    for item in rubric.load().items:
+        done = item.function in passed
+        status, text = ("passed", "") if done else ("failed", "Check the shapes.")
+        items.append(ItemResult(item.name, item.function, "", item.points if done else 0, item.points, status, text))
+    folder.mkdir(parents=True)
+    writers.write_results_json(GradingResult(items, 1.0), folder / "results.json")
+    writers.write_summary_md(GradingResult(items, 1.0), folder / "summary.md")
+    record = {"student": f"course/{folder.name}", "commit": commit, "commit-time": committed}
+    for name, text in {**record, "deadline": LATE_DEADLINE, "graded-at": "2026-12-09T08:00:00+00:00"}.items():
+        (folder / name).write_text(text + "\n")
+    return sum(item.score for item in items)
+
+
+@pytest.fixture
+def late_roster(tmp_path: Path) -> dict:
+    """ada on time, bo 1.5 days late, cy 4 days late; dee and eve late with their last on-time commit beside it
+    (dee did more late, eve less), fay's on-time grading failed."""
+    results = tmp_path / "results"
+    totals = {
+        "ada": shard_grading(results / "ada", SOME, "a" * 40, ON_TIME),
+        "bo": shard_grading(results / "bo", SOME, "b" * 40, HOURS_36),
+        "cy": shard_grading(results / "cy", SOME, "c" * 40, DAYS_4),
+        "dee": shard_grading(results / "dee", MORE, "d" * 40, HOURS_20),
+        "dee on time": shard_grading(results / "dee" / gradebook.ON_TIME, SOME, "d0" * 20, ON_TIME),
+        "eve": shard_grading(results / "eve", SOME, "e" * 40, HOURS_20),
+        "eve on time": shard_grading(results / "eve" / gradebook.ON_TIME, MORE, "e0" * 20, ON_TIME),
+        "fay": shard_grading(results / "fay", SOME, "f" * 40, HOURS_20),
+    }
+    (results / "fay" / gradebook.ON_TIME).mkdir()
+    (results / "fay" / gradebook.ON_TIME / "results.json").write_text('{"tests": [')
+    return {"root": tmp_path, "results": results, "totals": totals}
+
+
+def late_rows(late_roster: dict, keep: str) -> tuple[dict[str, dict[str, str]], str, rubric.Rubric]:
+    selected = late_rubric(late_roster["root"], keep)
+    out = late_roster["root"] / f"gradebook-{keep}"
+    gradebook.write(late_roster["results"], out, selected)
+    return rows(out), (out / "overview.md").read_text(), selected
+
+
+def test_it_takes_the_penalty_per_day_late_from_the_recorded_times_a_part_of_a_day_counting_as_a_day(late_roster):
+    table, text, selected = late_rows(late_roster, "latest")
+    late, raw = selected.late, late_roster["totals"]["bo"]
+    bo, ada = table["course/bo"], table["course/ada"]
+    assert (bo["days late"], float(bo["raw total"])) == ("2", raw), "36 hours late: 2 days"
+    assert float(bo["penalty"]) == late.penalty(raw, 2) and float(bo["total"]) == raw - late.penalty(raw, 2)
+    assert float(bo["total"]) == pytest.approx(raw * (1 - 2 * late.per_day))
+    assert (ada["days late"], ada["penalty"], float(ada["total"])) == ("0", "0", late_roster["totals"]["ada"])
+    assert f"Late work (the rubric's [late]): {rubric.late_policy(late)}." in text
+    taken = rubric.percent(2 * late.per_day)
+    assert f"- course/bo: Commit {'b' * 12} was made 1 day 12 h after the deadline, so it counts as 2 days late: " \
+        f"{taken} of its {raw:g} points taken, {float(bo['total']):g} left." in text  # fmt: skip
+
+
+def test_it_lists_a_grading_beyond_max_days_without_a_total(late_roster):
+    table, text, selected = late_rows(late_roster, "latest")
+    cy = table["course/cy"]
+    assert (cy["days late"], cy["total"]) == ("5", "")
+    assert cy["error"] == f"commit {'c' * 12} is 5 days late; the rubric grades up to {selected.late.max_days} days"
+    assert f"- course/cy: {cy['error']}" in text
+
+
+def test_with_keep_latest_the_last_commit_counts_whatever_the_on_time_one_scored(late_roster):
+    table, _, selected = late_rows(late_roster, "latest")
+    for name in ("dee", "eve"):
+        raw = late_roster["totals"][name]
+        assert table[f"course/{name}"]["commit"] == name[0] * 40
+        assert float(table[f"course/{name}"]["total"]) == raw - selected.late.penalty(raw, 1)
+    assert table["course/fay"]["error"] == "", "the on-time grading is not read"
+
+
+def test_with_keep_better_the_higher_total_after_the_penalty_counts(late_roster):
+    table, text, selected = late_rows(late_roster, "better")
+    totals, late = late_roster["totals"], selected.late
+    dee, eve = table["course/dee"], table["course/eve"]
+    late_total = totals["dee"] - late.penalty(totals["dee"], 1)
+    assert late_total > totals["dee on time"], "the fixture's dee did enough late to beat the penalty"
+    assert (dee["commit"], float(dee["total"]), dee["days late"]) == ("d" * 40, late_total, "1")
+    assert (eve["commit"], float(eve["total"]), eve["days late"]) == ("e0" * 20, totals["eve on time"], "0")
+    assert (
+        f"{late_total:g} left, more than the {totals['dee on time']:g} of the last on-time commit, {'d0' * 6}." in text
+    )
+    eve_late = totals["eve"] - late.penalty(totals["eve"], 1)
+    assert f"- course/eve: The last on-time commit, {'e0' * 6}, counts with {totals['eve on time']:g} points, more " \
+        f"than the later commit {'e' * 12}: that one was made 20 h after the deadline, so it counts as 1 day late: " \
+        f"{rubric.percent(late.per_day)} of its {totals['eve']:g} points taken, {eve_late:g} left." in text  # fmt: skip
+    assert table["course/fay"]["total"] == "" and table["course/fay"]["error"] == (
+        "the last on-time commit: results.json unreadable (JSONDecodeError)"
+    )
+
+
+def test_a_rerun_or_a_merge_never_applies_the_penalty_twice(late_roster, tmp_path):
+    first, _, selected = late_rows(late_roster, "better")
+    again, _, _ = late_rows(late_roster, "better")
+    merged = tmp_path / "merged"
+    merge.merge([late_roster["results"]], merged)
+    gradebook.write(merged, tmp_path / "after-merge", selected)
+    assert first == again == rows(tmp_path / "after-merge")
+    assert json.loads((merged / "bo" / "results.json").read_text())["score"] == late_roster["totals"]["bo"]
+
+
+def test_without_late_the_gradebook_is_as_before_whatever_the_commit_times(late_roster, tmp_path):
+    gradebook.write(late_roster["results"], tmp_path / "plain", rubric.load())
+    with (tmp_path / "plain" / "gradebook.csv").open(newline="") as handle:
+        header = next(csv.reader(handle))
+    assert header[:7] == ["student", "deadline", "commit", "commit time", "graded at", "total", "max"]
+    table = rows(tmp_path / "plain")
+    assert float(table["course/bo"]["total"]) == late_roster["totals"]["bo"]
+    assert float(table["course/cy"]["total"]) == late_roster["totals"]["cy"] and table["course/cy"]["error"] == ""
+    assert "Late work" not in (tmp_path / "plain" / "overview.md").read_text()

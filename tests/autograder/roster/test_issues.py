@@ -6,7 +6,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from support import ROOT
+from support import ROOT, rubric_file
 from workflow_runner import stand_in_gh
 
 from autograder import rubric
@@ -182,3 +182,27 @@ def test_it_shortens_a_summary_beyond_githubs_limit_after_a_whole_item():
     text = issues.shortened("## score\n" + block * 10)
     assert len(text) < issues.MAX_BODY and text.count("<details>") == text.count("</details>") == 6
     assert text.endswith("*(Shortened: GitHub limits the length of an issue.)*\n")
+
+
+def test_it_says_what_the_late_work_policy_took_and_why_before_the_summary(course):
+    section = rubric_file(course["root"] / "section.toml", "[late]\nper_day = 0.10\nmax_days = 3\n")
+    late = rubric.load(section).late
+    bob = course["results"] / "course__bob"
+    (bob / "commit-time").write_text("2026-12-08T11:59:00+01:00\n")  # 1.5 days after his deadline
+    assert post(course, "--rubric", str(section)).returncode == 0
+    body = posted_issues(course)["course/bob"][0]["body"]
+    raw = rubric.load().total
+    penalty = late.penalty(raw, 2)
+    assert body.startswith(f"**Your grade: {raw - penalty:g} / {raw:g}**, after the course's late-work policy")
+    assert f"({rubric.late_policy(late)}). Commit a1b2c3d4e5f6 was made 1 day 12 h after the deadline" in body
+    assert f"{rubric.percent(2 * late.per_day)} of its {raw:g} points taken, {raw - penalty:g} left." in body
+    assert f"the last within {late.max_days} days of your deadline, 2026-12-06T23:59:00+01:00." in body
+    alice = posted_issues(course)["course/alice"][0]["body"]
+    assert alice.startswith((course["results"] / "course__alice" / "summary.md").read_text().rstrip()), "on time"
+
+
+def test_it_refuses_a_bad_rubric_file_before_posting_anything(course):
+    bad = rubric_file(course["root"] / "bad.toml", "[credit]\nR1 = 2\n")
+    done = post(course, "--rubric", str(bad))
+    assert done.returncode == 2 and calls(course) == []
+    assert done.stderr == f"feedback: {bad}: credit.R1 must be a fraction from 0 to 1, not 2\n"

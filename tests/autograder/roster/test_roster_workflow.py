@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from support import EXERCISES, ROOT, SOLUTIONS
+from support import EXERCISES, ROOT, SOLUTIONS, rubric_file
 from workflow_runner import Artifacts, Context, Runner, environment, evaluate, stand_in_gh, stand_in_sudo, tools
 
 from autograder import rubric
@@ -43,15 +43,16 @@ def git(repository: Path, *arguments: str, when: str | None = None) -> str:
     return done.stdout.strip()
 
 
-def commit(repository: Path, when: str, padding_done: bool) -> str:
-    """A commit of the student's exercises/: the stubs, with the reference's padding.py when it is done."""
+def commit(repository: Path, when: str, padding_done: bool, done: tuple[str, ...] = ()) -> str:
+    """A commit of the student's exercises/: the stubs, with the reference's padding.py when it is done
+    (and the reference's modules named in `done`)."""
     (repository / "exercises").mkdir(parents=True, exist_ok=True)
     if not (repository / ".git").exists():
         git(repository, "init", "--quiet", "--initial-branch=main")
     for path in EXERCISES.glob("*.py"):
         shutil.copyfile(path, repository / "exercises" / path.name)
-    if padding_done:
-        shutil.copyfile(SOLUTIONS / "padding.py", repository / "exercises" / "padding.py")
+    for module in ("padding",) * padding_done + done:
+        shutil.copyfile(SOLUTIONS / f"{module}.py", repository / "exercises" / f"{module}.py")
     git(repository, "add", "-A")
     git(repository, "commit", "--quiet", "--allow-empty", "-m", f"work of {when}", when=when)
     return git(repository, "rev-parse", "HEAD")
@@ -71,21 +72,20 @@ def course(tmp_path_factory: pytest.TempPathFactory) -> dict:
         "bob-2": commit(remotes / "bob-week07", "2026-12-06T12:00:00+01:00", padding_done=True),
         "carol-1": commit(remotes / "carol-week07", "2026-12-05T09:00:00+01:00", padding_done=True),
     }
+    return {**stand_up(root), "commits": commits}
+
+
+def stand_up(root: Path, files: dict[str, Path] | None = None) -> dict:
+    """The runner of the workflow, its stand-ins (sudo, gh) and tools, for the repositories under root/remotes;
+    `files`: what else this repository holds (a course section's rubric)."""
     stand_ins, sudo_log, gh_state = root / "stand-ins", root / "sudo.log", root / "gh.json"
     stand_in_sudo(stand_ins, sudo_log)
     stand_in_gh(stand_ins, gh_state)
     bin_folder = tools(root / "tools", sys.executable)
     env = environment(f"{stand_ins}:{bin_folder}:{os.environ['PATH']}", GITHUB_SERVER_URL=f"file://{root / 'remotes'}")
     workflow = yaml.safe_load(WORKFLOW.read_text())
-    runner = Runner(workflow, Artifacts(root / "artifacts"), env, left_out=INSTALLS)
-    return {
-        "root": root,
-        "runner": runner,
-        "commits": commits,
-        "sudo_log": sudo_log,
-        "gh_state": gh_state,
-        "tools": bin_folder,
-    }
+    runner = Runner(workflow, Artifacts(root / "artifacts"), env, left_out=INSTALLS, files=files or {})
+    return {"root": root, "runner": runner, "sudo_log": sudo_log, "gh_state": gh_state, "tools": bin_folder}
 
 
 def roster(course: dict, run: int, extensions: dict[str, str]) -> Path:
@@ -99,7 +99,7 @@ def run_workflow(course: dict, run: int, **inputs: object) -> dict:
     """One run: setup, every shard of its matrix, the gradebook, and feedback when its job would run."""
     runner, root = course["runner"], course["root"] / f"run-{run}"
     inputs = {"deadline": DEADLINE, "max_parallel": 20, "shard_size": 2, "students": "", "shards": "",
-              "previous_run": "", "feedback": True, **inputs}  # fmt: skip
+              "previous_run": "", "feedback": True, "rubric": "autograder/rubric.toml", **inputs}  # fmt: skip
     secrets = {"FEEDBACK_TOKEN": "feedback-token"}
     github = {"token": "run-token"}
     setup = runner.run_job("setup", run, Context(inputs, github, secrets), root / "setup")
@@ -156,7 +156,10 @@ def test_it_grades_the_roster_in_shards_each_as_root_with_the_grader_called_by_i
     grading = [call for call in calls if " grade-all " in call]
     venv = course["root"] / "run-1" / "grade-1" / "grader-venv"
     cores = len(os.sched_getaffinity(0))
-    assert grading[0] == f"{venv}/bin/autograde grade-all submissions --out results --jobs {cores} --require-isolation"
+    assert grading[0] == (
+        f"{venv}/bin/autograde grade-all submissions --out results --jobs {cores} --require-isolation "
+        "--rubric grader/autograder/rubric.toml"
+    )
     assert first_run["shards"][1].result == "success"
     results = course["root"] / "run-1" / "grade-1" / "results" / "course__bob-week07" / "results.json"
     isolation = json.loads(results.read_text())["extra_data"]["isolation"]
@@ -239,3 +242,163 @@ def test_a_rerun_of_one_shard_keeps_each_students_newest_grading_and_edits_feedb
     issues = json.loads(course["gh_state"].read_text())["issues"]
     assert {repository: len(listed) for repository, listed in issues.items()} == dict.fromkeys(issues, 1)
     assert course["commits"]["alice-2"][:12] in issues["course/alice-week07"][0]["body"]
+
+
+# Late work, through the same steps: a course section's rubric whose points make the on-time work (padding)
+# worth 60 and the late work (padding and the recurrence) 90, with [late] keeping each way in turn.
+LATE_TIMES = {
+    "on time": "2026-12-04T20:00:00+01:00",
+    "20 hours late": "2026-12-05T19:59:00+01:00",
+    "1.5 days late": "2026-12-06T11:59:00+01:00",
+    "4 days late": "2026-12-08T23:59:00+01:00",
+}
+PADDING, BOTH = ("padding",), ("padding", "recurrence")
+LATE_STUDENTS = {  # each student's commits: when, and the reference modules done by then
+    "ann": [("on time", PADDING)],
+    "ben": [("1.5 days late", PADDING)],
+    "cat": [("4 days late", BOTH)],
+    "eve": [("on time", PADDING), ("20 hours late", BOTH)],  # did more after the deadline
+    "fay": [("on time", BOTH), ("20 hours late", PADDING)],  # broke something after it
+}
+
+
+def section_points(function: str, aspect: str) -> float:
+    """A course section's weights: the padding TODOs 60 points, the recurrence TODOs 30, the rest 10."""
+    if function in ("encode_packed", "gather_final", "masked_mean"):
+        return 12.0
+    if function in ("rnn_forward", "lstm_step"):
+        return 4.0 if function == "rnn_forward" or aspect == "values" else 3.0
+    return 1.0 if function in ("bag_of_counts", "fit_baseline") else 0.5
+
+
+@pytest.fixture(scope="module")
+def late_course(tmp_path_factory: pytest.TempPathFactory) -> dict:
+    root = tmp_path_factory.mktemp("late-course")
+    commits = {}
+    for student, work in LATE_STUDENTS.items():
+        for when, done in work:
+            repository = root / "remotes" / "course" / f"{student}-week07"
+            commits[student, when] = commit(repository, LATE_TIMES[when], padding_done=False, done=done)
+    files = {}
+    for keep in rubric.KEEP:
+        section = f'[late]\nper_day = 0.10\nmax_days = 3\nkeep = "{keep}"\n'
+        files[f"rubrics/{keep}.toml"] = rubric_file(root / f"{keep}.toml", section, section_points)
+    (root / "roster.txt").write_text("".join(f"course/{student}-week07\n" for student in LATE_STUDENTS))
+    return {**stand_up(root, files), "commits": commits, "files": files}
+
+
+def late_run(late_course: dict, run: int, keep: str, **inputs: object) -> dict:
+    roster = str(late_course["root"] / "roster.txt")
+    return run_workflow(late_course, run, roster=roster, rubric=f"rubrics/{keep}.toml", shard_size=3, **inputs)
+
+
+@pytest.fixture(scope="module")
+def keep_latest(late_course: dict) -> dict:
+    return late_run(late_course, 1, "latest")
+
+
+@pytest.fixture(scope="module")
+def keep_better(late_course: dict) -> dict:
+    return late_run(late_course, 2, "better")
+
+
+def worth(late_course: dict, keep: str, modules: tuple[str, ...]) -> tuple[float, rubric.Late]:
+    """What the section's rubric gives the modules' functions, and its late policy."""
+    section = rubric.load(late_course["files"][f"rubrics/{keep}.toml"])
+    functions = {
+        "padding": ("encode_packed", "gather_final", "masked_mean"),
+        "recurrence": ("rnn_forward", "lstm_step"),
+    }
+    wanted = {function for module in modules for function in functions[module]}
+    return sum(item.points for item in section.items if item.function in wanted), section.late
+
+
+def test_with_late_work_a_commit_1_5_days_late_is_graded_and_keeps_what_two_days_leave(keep_latest, late_course):
+    assert keep_latest["setup"].step("Check the rubric").stdout.count("late work: ") == 1
+    assert keep_latest["gradebook"].result == "success", [
+        (s.name, s.stderr[-800:]) for s in keep_latest["gradebook"].steps
+    ]
+    rows, (padding, late) = gradebook(late_course, 1), worth(late_course, "latest", PADDING)
+    ben = rows["ben"]
+    assert ben["commit"] == late_course["commits"]["ben", "1.5 days late"] and ben["days late"] == "2"
+    assert (float(ben["raw total"]), float(ben["penalty"])) == (padding, late.penalty(padding, 2))
+    assert float(ben["total"]) == pytest.approx(padding * (1 - 2 * late.per_day))
+    ann = rows["ann"]
+    assert (ann["days late"], ann["penalty"], float(ann["total"])) == ("0", "0", padding)
+
+
+def test_with_late_work_a_student_whose_only_commit_is_beyond_max_days_is_listed_without_a_grade(
+    keep_latest, late_course
+):
+    _, late = worth(late_course, "latest", PADDING)
+    cat = gradebook(late_course, 1)["cat"]
+    assert cat["error"] == f"no commit within {late.max_days} days of the deadline {DEADLINE}" and cat["total"] == ""
+    assert all(shard.result == "success" for shard in keep_latest["shards"].values()), "nothing to grade is no failure"
+
+
+def test_with_keep_latest_the_last_commit_counts_even_when_the_on_time_one_scored_more(keep_latest, late_course):
+    rows = gradebook(late_course, 1)
+    (padding, late), (both, _) = worth(late_course, "latest", PADDING), worth(late_course, "latest", BOTH)
+    assert rows["eve"]["commit"] == late_course["commits"]["eve", "20 hours late"]
+    assert float(rows["eve"]["total"]) == both - late.penalty(both, 1)
+    assert rows["fay"]["commit"] == late_course["commits"]["fay", "20 hours late"]
+    assert float(rows["fay"]["total"]) == padding - late.penalty(padding, 1)
+
+
+def fay_late(late_course: dict) -> str:
+    return f"{late_course['commits']['fay', '20 hours late'][:12]} ({LATE_TIMES['20 hours late']}), 1 day late"
+
+
+def test_with_keep_better_the_higher_of_the_on_time_and_the_late_grading_counts(keep_better, late_course):
+    assert keep_better["gradebook"].result == "success"
+    rows = gradebook(late_course, 2)
+    (padding, late), (both, _) = worth(late_course, "better", PADDING), worth(late_course, "better", BOTH)
+    eve, fay = rows["eve"], rows["fay"]
+    assert both - late.penalty(both, 1) > padding, "eve's late work beats her on-time work after the penalty"
+    assert (eve["commit"], eve["days late"], float(eve["total"])) == (
+        late_course["commits"]["eve", "20 hours late"],
+        "1",
+        max(padding, both - late.penalty(both, 1)),
+    )
+    assert (fay["commit"], fay["days late"], float(fay["total"])) == (
+        late_course["commits"]["fay", "on time"],
+        "0",
+        both,
+    )
+    step = "Check out each student's repository at their deadline (data only)"
+    logs = "".join(shard.step(step).stdout for shard in keep_better["shards"].values())
+    on_time = late_course["commits"]["fay", "on time"][:12]
+    assert (
+        f"course/fay-week07: checked out at {fay_late(late_course)}" in logs
+        and f"last on-time commit {on_time}" in logs
+    )
+    overview = (late_course["root"] / "run-2" / "gradebook" / "gradebook" / "overview.md").read_text()
+    assert f"- course/eve-week07: Commit {eve['commit'][:12]} was made 20 h after the deadline" in overview
+    assert (
+        f"- course/fay-week07: The last on-time commit, {fay['commit'][:12]}, counts with {both:g} points" in overview
+    )
+
+
+def test_with_late_work_each_students_feedback_says_what_was_applied_and_why(keep_better, late_course):
+    issues = json.loads(late_course["gh_state"].read_text())["issues"]  # as this run left them
+    bodies = {repository: listed[0]["body"] for repository, listed in issues.items()}
+    assert set(bodies) == {f"course/{name}-week07" for name in ("ann", "ben", "eve", "fay")}, "cat has no grade"
+    eve = gradebook(late_course, 2)["eve"]
+    assert bodies["course/eve-week07"].startswith(f"**Your grade: {float(eve['total']):g} / 100**")
+    assert "Commit " + eve["commit"][:12] + " was made 20 h after the deadline" in bodies["course/eve-week07"]
+    (padding, _), (both, _) = worth(late_course, "better", PADDING), worth(late_course, "better", BOTH)
+    assert f"## Week 07 · Recurrent Networks: {both:g} / 100" in bodies["course/eve-week07"], (
+        "the late grading's summary"
+    )
+    assert f"## Week 07 · Recurrent Networks: {both:g} / 100" in bodies["course/fay-week07"], "the on-time one's"
+    assert bodies["course/ann-week07"].startswith(f"## Week 07 · Recurrent Networks: {padding:g} / 100"), "on time"
+
+
+def test_with_late_work_a_rerun_and_its_merge_never_apply_the_penalty_twice(keep_better, late_course):
+    rerun = late_run(late_course, 3, "better", students="course/ben-week07", previous_run="2")
+    assert rerun["gradebook"].result == "success"
+    before, after = gradebook(late_course, 2), gradebook(late_course, 3)
+    assert after["ben"]["graded at"] >= before["ben"]["graded at"]
+    for name in before:
+        unstamped = {column: value for column, value in after[name].items() if column != "graded at"}
+        assert unstamped == {column: value for column, value in before[name].items() if column != "graded at"}, name
