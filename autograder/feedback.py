@@ -25,6 +25,7 @@ from pathlib import Path
 
 from autograder import TITLE, gradebook, rubric
 from autograder import roster_matrix as rosters
+from autograder.text import workflow_command
 
 ISSUE_TITLE = f"{TITLE}: your grade and feedback"
 MARKER = "<!-- autograde feedback -->"
@@ -203,7 +204,7 @@ def main(argv: list[str]) -> int:
     print(f"feedback: {tally(posted)}")
     failed = [p for p in posted if p.action == "failed"]
     for problem in failed:
-        print(f"::error title=no feedback for {problem.repository}::{problem.detail}")
+        print(workflow_command("error", problem.detail, title=f"no feedback for {problem.repository}"))
     return 1 if failed else 0
 
 

@@ -11,6 +11,7 @@ from pathlib import Path
 from autograder import TITLE
 from autograder.rubric import Item, Rubric
 from autograder.stubs import EXERCISES, Todo
+from autograder.text import cell
 
 TORCH = "torch==2.13.0"
 CPU_INDEX = "https://download.pytorch.org/whl/cpu"
@@ -50,17 +51,13 @@ def items_of(todo: Todo, rubric: Rubric) -> list[Item]:
     return [item for item in rubric.items if item.function == todo.function.split(".")[0]]
 
 
-def _cell(text: str) -> str:
-    return text.replace("|", "\\|")
-
-
 def todo_table(todos: list[Todo], rubric: Rubric, exercises: Path) -> list[str]:
     lines = ["| TODO | function | points | lesson |", "|---|---|---:|---|"]
     for todo in todos:
         points = sum(item.points for item in items_of(todo, rubric))
         lines.append(
             f"| {todo.number} · {todo.name} | `{todo.module}.{todo.function}` | {_number(points)} "
-            f"| {_cell(lesson(todo, exercises))} |"
+            f"| {cell(lesson(todo, exercises))} |"
         )
     return lines
 
@@ -79,7 +76,7 @@ def threshold_table(rubric: Rubric) -> list[str]:
     for function, aspects in rubric.thresholds.items():
         for aspect, spec in aspects.items():
             name = Item(function, aspect, 0).name
-            lines.append(f"| {name} | {_cell(spec['describe'])} | accuracy ≥ {spec['threshold']:g} |")
+            lines.append(f"| {name} | {cell(spec['describe'])} | accuracy ≥ {spec['threshold']:g} |")
     return lines
 
 

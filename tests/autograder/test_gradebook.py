@@ -114,7 +114,7 @@ def test_it_lists_a_student_without_a_valid_grading_with_the_reason_and_no_total
     row = rows(out)[student]
     assert row["error"] == error
     assert row["total"] == "" and all(row[item.name] == "" for item in rubric.load().select(ONLY).items)
-    assert f"- {student}: {error}" in (out / "overview.md").read_text()
+    assert f"- {student}: `{error}`" in (out / "overview.md").read_text()  # the reason as code: it may quote git
 
 
 def test_its_overview_gives_the_table_the_mean_and_median_and_full_marks_per_item(written):
