@@ -11,12 +11,14 @@ from pathlib import Path
 
 from autograder import reports, rubric, sandbox, stubs
 from autograder.grading import GradingError, failed_grading, grade, opted_out, run_environment
+from autograder.submission import Submission
+from autograder.text import clean, escaped
 
 EXIT_OK, EXIT_BELOW, EXIT_ERROR = 0, 1, 2
 
 
 def grade_command(
-    submission: Path,
+    submission: Path | Submission,
     out: Path,
     only: list[str] | None,
     fail_under: float | None,
@@ -43,15 +45,11 @@ def grade_command(
         result, status = failed_grading(selected, str(error), time.monotonic() - started, environment), EXIT_ERROR
         print(f"autograde: {error}", file=sys.stderr)
     except Exception as error:  # a grader bug must still leave a results.json behind
-        message = f"the grader failed unexpectedly ({type(error).__name__}: {error})"
+        message = f"the grader failed unexpectedly ({type(error).__name__}: {escaped(str(error))})"
         result, status = failed_grading(selected, message, time.monotonic() - started), EXIT_ERROR
-        traceback.print_exc()
+        print(clean(traceback.format_exc()), file=sys.stderr)  # it may quote a student's file name
     out.mkdir(parents=True, exist_ok=True)
-    reports.write_results_json(result, out / "results.json")
-    reports.write_summary_md(result, out / "summary.md")
-    if os.environ.get("GITHUB_STEP_SUMMARY"):
-        with open(os.environ["GITHUB_STEP_SUMMARY"], "a", encoding="utf-8") as summary:
-            summary.write(reports.markdown(result))
+    reports.write_all(result, out, os.environ.get("GITHUB_STEP_SUMMARY"))  # results.json whatever else fails
     print(reports.table(result))
     print(f"\nwrote {out / 'results.json'} and {out / 'summary.md'} ({result.execution_time:.1f} s)")
     if status == EXIT_OK and fail_under is not None and result.score < fail_under:
@@ -146,8 +144,7 @@ def refuse_roster(submissions: Path, out: Path, selected: rubric.Rubric, isolati
     result = failed_grading(selected, reason, 0.0, run_environment(isolation, True))
     for submission in roster.students(submissions):
         (out / submission.name).mkdir(parents=True, exist_ok=True)
-        reports.write_results_json(result, out / submission.name / "results.json")
-        reports.write_summary_md(result, out / submission.name / "summary.md")
+        reports.write_all(result, out / submission.name)
     print(f"autograde: {reason}", file=sys.stderr)
     print("(--no-require-isolation grades anyway, and says so on the first line of every report)", file=sys.stderr)
     return EXIT_ERROR

@@ -13,6 +13,7 @@ What grades one submission is passed in (`autograde grade`'s command function): 
 orchestrates gradings and imports nothing of the command line.
 """
 
+import contextlib
 import hashlib
 import multiprocessing
 import os
@@ -26,8 +27,9 @@ from multiprocessing.process import BaseProcess
 from pathlib import Path
 
 from autograder import __version__, checks, reports
-from autograder.grading import PRELOAD, failed_grading, is_graded
+from autograder.grading import PRELOAD, failed_grading
 from autograder.rubric import RUBRIC, load
+from autograder.submission import Module, Submission, SubmissionError, modules
 
 KEY_FILE = "grading-key.txt"
 SLACK = 120.0  # seconds beyond the rubric's grading cap before a grading process is killed
@@ -49,9 +51,10 @@ def grading_key(submission: Path, only: list[str] | None = None, settings: str =
     """What a grading depends on: the grader, the rubric, --only, the grading's settings and the student's modules."""
     digest = hashlib.sha256(f"{__version__}\n{sorted(only or [])}\n{settings}\n".encode())
     digest.update(RUBRIC.read_bytes())
-    for path in sorted((submission / "exercises").glob("*.py")):
-        if is_graded(path):
-            digest.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
+    with contextlib.suppress(SubmissionError):  # no package to read: the grading will say so
+        for read in modules(Submission(submission)):
+            if isinstance(read, Module):  # exactly what grading copies
+                digest.update(read.name.encode() + b"\0" + read.data + b"\0")
     return digest.hexdigest()
 
 
@@ -113,8 +116,7 @@ def record_outcome(
     log = (out / "grader.log").read_text(errors="replace")[-2000:] if (out / "grader.log").exists() else ""
     if not (out / "results.json").exists() or status not in (0, 2):
         result = failed_grading(load().select(only), f"{error}; see grader.log", seconds)
-        reports.write_results_json(result, out / "results.json")
-        reports.write_summary_md(result, out / "summary.md")
+        reports.write_all(result, out)
     return Outcome(name, "grader error", seconds, (error + "\n" + log).strip())
 
 

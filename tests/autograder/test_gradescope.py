@@ -14,6 +14,7 @@ from support import EXERCISES, SOLUTIONS, build_submission
 
 from autograder import cli, gradescope, rubric
 from autograder.gradescope_run import find_submission
+from autograder.submission import Submission
 
 SCHEMA = json.loads((Path(__file__).parent / "gradescope_results.schema.json").read_text())
 
@@ -74,15 +75,16 @@ def test_it_carries_the_grader_its_reference_and_rubric_but_no_caches_or_project
 
 def test_it_finds_the_exercises_folder_however_the_student_uploaded(tmp_path):
     top = build_submission(tmp_path / "top")
-    assert find_submission(top, tmp_path / "s1") == top
+    assert find_submission(top, tmp_path / "s1") == Submission(top)
     (tmp_path / "zipped").mkdir()
-    nested = build_submission(tmp_path / "zipped" / "week07-main")
-    assert find_submission(tmp_path / "zipped", tmp_path / "s2") == nested
+    build_submission(tmp_path / "zipped" / "week07-main")
+    assert find_submission(tmp_path / "zipped", tmp_path / "s2") == Submission(
+        tmp_path / "zipped", "week07-main/exercises"
+    )
     loose = tmp_path / "loose"
     loose.mkdir()
     shutil.copyfile(SOLUTIONS / "padding.py", loose / "padding.py")
-    staged = find_submission(loose, tmp_path / "s3")
-    assert (staged / "exercises" / "padding.py").read_bytes() == (SOLUTIONS / "padding.py").read_bytes()
+    assert find_submission(loose, tmp_path / "s3") == Submission(loose, ".")
 
 
 def test_its_run_autograder_writes_results_even_for_an_empty_submission(bundle, tmp_path):

@@ -98,7 +98,8 @@ def test_it_ignores_a_conftest_and_ini_that_force_every_test_to_pass(submission,
     (folder / "pytest.ini").write_text("[pytest]\naddopts = -p no:python\n")
     result = grade(folder, only=["gather_final", "masked_mean"])
     assert result.score == 0
-    assert {"conftest.py", "exercises/conftest.py", "exercises/tests/conftest.py", "pytest.ini"} <= set(result.ignored)
+    ignored = {entry.path for entry in result.ignored}
+    assert {"conftest.py", "exercises/conftest.py", "exercises/tests/conftest.py", "pytest.ini"} <= ignored
 
 
 def test_it_grades_the_same_submission_identically_twice(submission, tmp_path):

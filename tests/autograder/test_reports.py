@@ -9,6 +9,7 @@ import pytest
 
 from autograder import reports, rubric, stubs
 from autograder.results import GradingResult, ItemResult
+from autograder.submission import LeftOut, Why
 
 SCHEMA = json.loads((Path(__file__).parent / "gradescope_results.schema.json").read_text())
 
@@ -22,7 +23,7 @@ def sample(feedback: str = "output differs", output: str = "") -> GradingResult:
         ItemResult("rnn_forward: output", "rnn_forward", "d", 6, 6, "passed"),
         ItemResult("gather_final: values", "gather_final", "d", 0, 6, "failed", feedback, output),
     ]
-    return GradingResult(items, 1.5, {"torch_version": "2.13.0"}, ["README.md"])
+    return GradingResult(items, 1.5, {"torch_version": "2.13.0"}, [LeftOut("README.md", Why.NOT_GRADED)])
 
 
 def test_it_writes_results_json_that_gradescope_accepts(tmp_path, reference_result, stub_result):
@@ -104,5 +105,5 @@ def test_it_shows_a_table_with_the_total_and_one_line_per_item():
 def test_it_summarises_in_markdown_with_details_for_failed_items():
     text = reports.markdown(sample(feedback="[G1] first line\nsecond line"))
     assert "## Week 07 · Recurrent Networks: 6 / 12" in text
-    assert "| gather_final: values | 0 | 6 | ❌ [G1] first line |" in text
+    assert "| gather_final: values | 0 | 6 | ❌ `[G1] first line` |" in text  # as code: it may quote the student
     assert "<details><summary>gather_final: values</summary>" in text and "second line" in text
