@@ -8,7 +8,10 @@
 workflow's matrix) into SUBMISSIONS/<owner__name>, at the last commit before the student's
 deadline, and records in RESULTS/<owner__name>/ the repository (`student`), the deadline applied
 (`deadline`), the commit (`commit`) and its committer time (`commit-time`), or why there is nothing
-to grade (`error`). Clones carry no credentials, so only public repositories can be read.
+to grade (`error`). Clones carry no credentials, so only public repositories can be read. Each
+student's clone and checkout together get CLONE_TIMEOUT seconds: one that fails, hangs or times
+out is recorded for that student (git and everything it started killed), and the others go on.
+What git says about a student's repository (their file names) is written on one escaped line.
 `finish` stamps every grading with the time it was made (`graded-at`: the merge keeps each
 student's newest), shows the shard's overview on its job's page and drops grade-all's gradebook
 and report of the shard (the gradebook job writes the roster's), so that the shard's artifact holds
@@ -17,70 +20,121 @@ shows red and can be re-run. Standard library only.
 """
 
 import argparse
+import contextlib
 import json
 import os
-import shutil
+import signal
 import subprocess
 import sys
+import time
 from datetime import UTC, datetime
 from pathlib import Path
 
 from autograder import gradebook, rubric
 from autograder.roster_matrix import artifact_id
+from autograder.text import escaped, workflow_command
 
 NO_COMMIT = "no commit before the deadline"
-GIT_TIMEOUT = 600  # seconds for one clone
+CLONE_TIMEOUT = 300.0  # seconds for one student's clone and checkout together
+MAX_GIT_MESSAGE = 500  # characters of git's message kept in a student's record
 
 
-def _git(*arguments: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
-    environment = {**os.environ, "GIT_TERMINAL_PROMPT": "0", "GIT_ASKPASS": "", "SSH_ASKPASS": ""}
-    command = ["git", "-c", "credential.helper=", "-c", "advice.detachedHead=false", *arguments]
-    return subprocess.run(
-        command, cwd=cwd, env=environment, capture_output=True, text=True, timeout=GIT_TIMEOUT, check=False
-    )
+class GitTimeout(Exception):
+    """A git command ran past the student's time; str() says so."""
+
+
+class Git:
+    """git for one student: every call within the same time, none asking for credentials."""
+
+    def __init__(self, seconds: float = CLONE_TIMEOUT) -> None:
+        self.seconds = seconds
+        self.deadline = time.monotonic() + seconds
+
+    def __call__(self, *arguments: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
+        environment = {**os.environ, "GIT_TERMINAL_PROMPT": "0", "GIT_ASKPASS": "", "SSH_ASKPASS": ""}
+        command = ["git", "-c", "credential.helper=", "-c", "advice.detachedHead=false", *arguments]
+        left = self.deadline - time.monotonic()
+        if left <= 0:
+            raise GitTimeout(self._late())
+        process = subprocess.Popen(
+            command, cwd=cwd, env=environment, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE, text=True, errors="replace", start_new_session=True,
+        )  # fmt: skip
+        try:
+            stdout, stderr = process.communicate(timeout=left)
+        except subprocess.TimeoutExpired:
+            _kill_group(process)  # git's helpers (remote-https, index-pack) hold its pipes: they go too
+            raise GitTimeout(self._late()) from None
+        return subprocess.CompletedProcess(command, process.returncode, stdout, stderr)
+
+    def _late(self) -> str:
+        return f"git took longer than the {self.seconds:g} s each student's clone and checkout may take"
+
+
+def _kill_group(process: subprocess.Popen) -> None:
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(process.pid, signal.SIGKILL)
+    process.communicate()
+
+
+def said(message: str) -> str:
+    """git's message about a student's repository (which names their files), on one escaped line."""
+    shown = escaped(message.strip())
+    return shown if len(shown) <= MAX_GIT_MESSAGE else shown[: MAX_GIT_MESSAGE - 3] + "..."
 
 
 def _write(folder: Path, name: str, text: str) -> None:
     (folder / name).write_text(text + "\n", encoding="utf-8")
 
 
-def checkout(repository: str, deadline: str, server: str, submissions: Path, results: Path) -> str:
+def checkout(
+    repository: str, deadline: str, server: str, submissions: Path, results: Path, seconds: float = CLONE_TIMEOUT
+) -> str:
     """Clone one student at their deadline; return '' or the reason there is nothing to grade."""
     target, record = submissions / artifact_id(repository), results / artifact_id(repository)
     record.mkdir(parents=True, exist_ok=True)
     _write(record, "student", repository)
     _write(record, "deadline", deadline)
     url = f"{server.rstrip('/')}/{repository}"
-    cloned = _git("clone", "--quiet", "--no-checkout", "--filter=blob:none", url, str(target))
-    if cloned.returncode != 0:
-        lines = cloned.stderr.strip().splitlines() or ["git clone failed"]
-        why = next((line for line in lines if line.startswith("fatal:")), lines[-1])
-        error = f"could not clone {url} (is it public? this job has no credentials): {why}"
-    else:
-        commit = _git("rev-list", "-1", f"--before={deadline}", "HEAD", cwd=target).stdout.strip()
-        error = f"{NO_COMMIT} {deadline}" if not commit else ""
-        if commit:
-            moved = _git("checkout", "--quiet", commit, cwd=target)
-            error = f"could not check out {commit}: {moved.stderr.strip()}" if moved.returncode else ""
-            _write(record, "commit", commit)
-            _write(record, "commit-time", _git("show", "-s", "--format=%cI", commit, cwd=target).stdout.strip())
+    try:
+        error = _clone(Git(seconds), url, target, deadline, record)
+    except GitTimeout as late:
+        error = f"could not clone {url}: {late}"
+    except (OSError, ValueError) as problem:  # git missing, a folder that cannot be written: this student only
+        error = f"could not clone {url}: {type(problem).__name__}: {said(str(problem))}"
     if error:
         _write(record, "error", error)
         _remove(target)
     return error
 
 
+def _clone(git: Git, url: str, target: Path, deadline: str, record: Path) -> str:
+    cloned = git("clone", "--quiet", "--no-checkout", "--filter=blob:none", url, str(target))
+    if cloned.returncode != 0:
+        lines = cloned.stderr.strip().splitlines() or ["git clone failed"]
+        why = next((line for line in lines if line.startswith("fatal:")), lines[-1])
+        return f"could not clone {url} (is it public? this job has no credentials): {said(why)}"
+    commit = git("rev-list", "-1", f"--before={deadline}", "HEAD", cwd=target).stdout.strip()
+    if not commit:
+        return f"{NO_COMMIT} {deadline}"
+    _write(record, "commit", commit)
+    _write(record, "commit-time", git("show", "-s", "--format=%cI", commit, cwd=target).stdout.strip())
+    moved = git("checkout", "--quiet", commit, cwd=target)
+    return f"could not check out {commit}: {said(moved.stderr)}" if moved.returncode else ""
+
+
 def _remove(folder: Path) -> None:
-    """A submission that is not graded leaves no folder behind: grade-all grades every folder."""
-    shutil.rmtree(folder, ignore_errors=True)
+    """A submission that is not graded leaves no folder behind: grade-all grades every folder. `rm -rf`,
+    which goes as deep as the student's tree does (shutil.rmtree recurses, and 1,100 folders stop it)."""
+    subprocess.run(["rm", "-rf", "--", str(folder)], check=False, timeout=600)
 
 
-def checkout_shard(shard: Path, server: str, submissions: Path, results: Path) -> int:
+def checkout_shard(shard: Path, server: str, submissions: Path, results: Path, seconds: float = CLONE_TIMEOUT) -> int:
     students = json.loads(shard.read_text(encoding="utf-8"))
     submissions.mkdir(parents=True, exist_ok=True)
     for student in students:
-        error = checkout(student["repository"], student["deadline"], server, submissions, results)
-        print(f"{student['repository']}: {error or 'checked out at ' + _commit_line(results, student)}")
+        error = checkout(student["repository"], student["deadline"], server, submissions, results, seconds)
+        print(f"{student['repository']}: {error or 'checked out at ' + _commit_line(results, student)}", flush=True)
     return 0
 
 
@@ -121,7 +175,7 @@ def failures(results: Path) -> list[tuple[str, str]]:
 def check(results: Path) -> int:
     failed = failures(results)
     for student, reason in failed:
-        print(f"::error title=grading failed for {student}::{reason}")
+        print(workflow_command("error", reason, title=f"grading failed for {student}"))
     if failed:
         names = " ".join(student for student, _ in failed)
         run = os.environ.get("GITHUB_RUN_ID", "THIS_RUN_ID")
@@ -137,6 +191,9 @@ def _arguments(argv: list[str]) -> argparse.Namespace:
     clone.add_argument("--submissions", type=Path, required=True)
     clone.add_argument("--results", type=Path, required=True)
     clone.add_argument("--server", default=os.environ.get("GITHUB_SERVER_URL", "https://github.com"))
+    clone.add_argument(
+        "--clone-timeout", type=float, default=CLONE_TIMEOUT, help="seconds for each student's clone and checkout"
+    )
     for name in ("finish", "check"):
         commands.add_parser(name).add_argument("results", type=Path)
     return parser.parse_args(argv)
@@ -145,7 +202,7 @@ def _arguments(argv: list[str]) -> argparse.Namespace:
 def main(argv: list[str]) -> int:
     args = _arguments(argv)
     if args.command == "checkout":
-        return checkout_shard(args.shard, args.server, args.submissions, args.results)
+        return checkout_shard(args.shard, args.server, args.submissions, args.results, args.clone_timeout)
     return finish(args.results) if args.command == "finish" else check(args.results)
 
 
