@@ -24,7 +24,7 @@ from autograder.plugin import GradingPlugin, Outcome
 from autograder.results import GradingResult, ItemResult
 from autograder.rubric import Rubric
 from autograder.sandbox import IsolationRefused, Limits, Worker
-from autograder.submission import LeftOut, Submission, SubmissionError, copy_modules, listing
+from autograder.submission import MAX_LISTED, LeftOut, Submission, SubmissionError, copy_modules, listing
 
 SUITES = Path(__file__).resolve().parent / "suites"
 SEED = 0  # every call of the student's code starts from torch.manual_seed(SEED)
@@ -70,7 +70,9 @@ def copy_submission(submission: Path | Submission, target: Path) -> Copied:
     not_read = [*modules_left_out, *(entry for entry in submission.left_out if submission.module_of(entry.path))]
     modules = {submission.module_of(entry.path) or "": entry for entry in not_read}
     found = listing(submission)
-    return Copied([*modules_left_out, *found.entries], found.more, found.cut, modules)
+    left_out = [*modules_left_out, *found.entries]
+    more = found.more + max(0, len(left_out) - MAX_LISTED)
+    return Copied(left_out[:MAX_LISTED], more, found.cut, modules)
 
 
 def run_suites(student: object, rubric: Rubric) -> dict[str, Outcome]:

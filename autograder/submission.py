@@ -9,6 +9,7 @@ is recorded with why, for the reports.
 """
 
 import errno
+import functools
 import os
 import stat
 import sys
@@ -17,6 +18,7 @@ from dataclasses import dataclass, field
 from enum import Enum
 from pathlib import Path, PurePosixPath
 
+from autograder.stubs import EXERCISES
 from autograder.text import escaped
 
 PACKAGE = "exercises"  # the folder of a fork holding the student's modules
@@ -236,19 +238,38 @@ def listing(submission: Submission) -> Listing:
 
 
 def modules(submission: Submission) -> Iterator[Module | LeftOut]:
-    """Each `*.py` of the package, in name order: read when it is a regular file within the limits,
-    else why not. SubmissionError when there is no package folder to read."""
+    """Each `*.py` of the package, the week's modules first, then in name order: read when it is a regular
+    file within the limits, else why not. SubmissionError when there is no package folder to read."""
     package = open_package(submission)
     try:
         taken = 0
-        for name, mode in _children(package, [MAX_ENTRIES]):
-            if not name.endswith(".py"):
-                continue
+        for name, mode in _python_files(package):
             read = _module(package, name, mode, taken)
             taken += isinstance(read, Module)
             yield read if isinstance(read, Module) else LeftOut(submission.relative(name), *read)
     finally:
         os.close(package)
+
+
+def _python_files(package: int) -> list[tuple[str, int]]:
+    """(name, mode) of the package's `*.py`: the week's modules looked up by name (a crowd of other files
+    cannot push them out of the bounded listing), then the others."""
+    week = []
+    for name in sorted(exercise_modules()):
+        try:
+            week.append((name, os.stat(name, dir_fd=package, follow_symlinks=False).st_mode))
+        except FileNotFoundError:
+            continue
+        except OSError:
+            week.append((name, 0))  # reading it will say it could not be read
+    listed = _children(package, [MAX_ENTRIES])
+    return [*week, *((name, mode) for name, mode in listed if name.endswith(".py") and name not in exercise_modules())]
+
+
+@functools.cache
+def exercise_modules() -> frozenset[str]:
+    """The modules of the week's package (`padding.py`, ...): read before any other the student adds."""
+    return frozenset(path.name for path in EXERCISES.glob("*.py"))
 
 
 def _checked(name: str, mode: int, size: int, taken: int) -> tuple[Why, int] | None:
@@ -288,11 +309,12 @@ def _module(package: int, name: str, mode: int, taken: int) -> Module | tuple[Wh
 
 def copy_modules(submission: Submission, target: Path) -> list[LeftOut]:
     """Write the package's readable modules into `target` (made here); return the modules left out."""
-    target.mkdir(parents=True)
     left_out = []
-    for read in modules(submission):
+    for read in modules(submission):  # SubmissionError before anything is made
+        target.mkdir(parents=True, exist_ok=True)
         if isinstance(read, Module):
             (target / read.name).write_bytes(read.data)
         else:
             left_out.append(read)
+    target.mkdir(parents=True, exist_ok=True)
     return left_out
