@@ -107,3 +107,34 @@ def test_it_summarises_in_markdown_with_details_for_failed_items():
     assert "## Week 07 · Recurrent Networks: 6 / 12" in text
     assert "| gather_final: values | 0 | 6 | ❌ `[G1] first line` |" in text  # as code: it may quote the student
     assert "<details><summary>gather_final: values</summary>" in text and "second line" in text
+
+
+def test_it_writes_results_json_whole_with_every_name_escaped_whatever_the_text(tmp_path):
+    result = sample(feedback="raised ValueError: \udcff\ud800 lone surrogates")
+    result.ignored = [LeftOut("notes-\udcff.txt", Why.NOT_GRADED), LeftOut("x\n::error::y.py", Why.LINK)]
+    assert reports.write_all(result, tmp_path) == []
+    document = json.loads((tmp_path / "results.json").read_text(encoding="utf-8"))
+    validate(document)
+    assert document["extra_data"]["ignored_files"] == ["notes-\\xff.txt", "x\\n::error::y.py"]
+    assert document["extra_data"]["left_out"] == [
+        {"path": "x\\n::error::y.py", "why": "link", "reason": LeftOut("", Why.LINK).reason()}
+    ]
+    assert "\\xff\\ud800 lone surrogates" in document["tests"][1]["output"]
+    summary = (tmp_path / "summary.md").read_text(encoding="utf-8")
+    assert "`notes-\\xff.txt`" in summary and "- `x\\n::error::y.py`: it is a symbolic link" in summary
+
+
+def test_it_still_writes_results_json_with_the_scores_when_a_report_cannot_be_written(tmp_path, capsys):
+    result = sample()
+    result.environment["unexpected"] = Path("a value JSON cannot hold")  # a grader bug
+    (tmp_path / "summary.md").mkdir()  # and summary.md cannot be written at all
+    problems = reports.write_all(result, tmp_path, str(tmp_path / "missing" / "step-summary.md"))
+    assert [problem.split(":")[0] for problem in problems] == ["results.json in full", "summary.md", "the job summary"]
+    document = json.loads((tmp_path / "results.json").read_text())
+    validate(document)
+    assert document["score"] == 6 and [test["score"] for test in document["tests"]] == [6, 0]
+    assert "TypeError" in document["extra_data"]["report_error"]
+    assert "could not write summary.md" in capsys.readouterr().err
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["results.json", "summary.md"], (
+        "no file left half-written"
+    )
