@@ -77,8 +77,9 @@ class _Parts(HTMLParser):
 
     def handle_starttag(self, tag: str, attrs: list) -> None:
         self.tags.append(tag)
-        if tag in ("code", "pre"):
+        if tag in ("code", "pre"):  # a block is <pre><code>: one code element
             self._in_code += 1
+        if tag == "code":
             self.code.append("")
         if re.fullmatch(r"h\d", tag):
             self._heading = []
@@ -91,7 +92,7 @@ class _Parts(HTMLParser):
             self._heading = None
 
     def handle_data(self, data: str) -> None:
-        if self._in_code:
+        if self._in_code and self.code:
             self.code[-1] += data
         else:
             self.text.append(data)
