@@ -24,7 +24,15 @@ from autograder.plugin import GradingPlugin, Outcome
 from autograder.results import GradingResult, ItemResult
 from autograder.rubric import Rubric
 from autograder.sandbox import IsolationRefused, Limits, Worker
-from autograder.submission import MAX_LISTED, LeftOut, Submission, SubmissionError, copy_modules, listing
+from autograder.submission import (
+    MAX_LISTED,
+    LeftOut,
+    Submission,
+    SubmissionError,
+    copy_modules,
+    listing,
+    remove_tree,
+)
 
 SUITES = Path(__file__).resolve().parent / "suites"
 SEED = 0  # every call of the student's code starts from torch.manual_seed(SEED)
@@ -117,12 +125,12 @@ def grade(submission: Path | Submission, rubric: Rubric, require_isolation: bool
     refusal = sandbox.available().refusal()
     if require_isolation and refusal:
         raise IsolationRequired(refusal)
-    with tempfile.TemporaryDirectory(prefix="autograde-") as folder:
-        copy = Path(folder) / "submission"
+    with grading_folder() as folder:
+        copy = folder / "submission"
         copied = copy_submission(submission, copy)
         # the worker starts first: it imports torch and warms up while this process does the same
         limits = limits_from(rubric)
-        with Worker(copy, Path(folder), limits, bool(require_isolation)) as worker:
+        with Worker(copy, folder, limits, bool(require_isolation)) as worker:
             with one_torch_thread():
                 from autograder.student import Remote  # imports torch, as the worker does meanwhile
 
@@ -149,6 +157,18 @@ def grade(submission: Path | Submission, rubric: Rubric, require_isolation: bool
     return GradingResult(
         items, seconds, environment, copied.left_out, notice=notice, more_ignored=copied.more, listing_cut=copied.cut
     )
+
+
+@contextmanager
+def grading_folder() -> Iterator[Path]:
+    """A private temporary folder for one grading, removed after it however deep a tree the student's
+    code left in its scratch folder (TemporaryDirectory's clean-up recurses, and a RecursionError there
+    would lose the grade)."""
+    folder = Path(tempfile.mkdtemp(prefix="autograde-"))
+    try:
+        yield folder
+    finally:
+        remove_tree(folder)
 
 
 def run_environment(isolation: sandbox.Isolation, require_isolation: bool | None) -> dict[str, object]:

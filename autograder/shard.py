@@ -32,6 +32,7 @@ from pathlib import Path
 
 from autograder import gradebook, rubric
 from autograder.roster_matrix import artifact_id
+from autograder.submission import remove_tree
 from autograder.text import escaped, workflow_command
 
 NO_COMMIT = "no commit before the deadline"
@@ -124,9 +125,9 @@ def _clone(git: Git, url: str, target: Path, deadline: str, record: Path) -> str
 
 
 def _remove(folder: Path) -> None:
-    """A submission that is not graded leaves no folder behind: grade-all grades every folder. `rm -rf`,
-    which goes as deep as the student's tree does (shutil.rmtree recurses, and 1,100 folders stop it)."""
-    subprocess.run(["rm", "-rf", "--", str(folder)], check=False, timeout=600)
+    """A submission that is not graded leaves no folder behind: grade-all grades every folder. (Not
+    shutil.rmtree, which recurses: the student's tree may be 1,100 folders deep.)"""
+    remove_tree(folder)
 
 
 def checkout_shard(shard: Path, server: str, submissions: Path, results: Path, seconds: float = CLONE_TIMEOUT) -> int:

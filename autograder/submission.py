@@ -8,6 +8,7 @@ copied, the modules read are counted, and a listing stops at a depth and a count
 is recorded with why, for the reports.
 """
 
+import contextlib
 import errno
 import functools
 import os
@@ -318,3 +319,70 @@ def copy_modules(submission: Submission, target: Path) -> list[LeftOut]:
             left_out.append(read)
     target.mkdir(parents=True, exist_ok=True)
     return left_out
+
+
+def remove_tree(path: Path) -> None:
+    """Remove a folder and everything in it, however deep, following no link: best effort.
+
+    shutil.rmtree recurses once per level, and 1,100 nested folders (a fork's, or what the student's
+    code made in its scratch folder) end it in a RecursionError. This walks down and back up (`..`)
+    with one descriptor open at a time, whatever the depth."""
+    current = _open_for_removal(None, str(path))
+    if current is None:
+        return
+    left, names = [iter(_emptied(current))], []  # per level: its folders still to remove; its own name
+    try:
+        while True:
+            name = next(left[-1], None)
+            if name is None and not names:
+                break
+            if name is None:  # this level is empty: up, and remove it
+                parent = os.open("..", _FOLDER, dir_fd=current)
+                os.close(current)
+                current = parent
+                left.pop()
+                with contextlib.suppress(OSError):
+                    os.rmdir(names.pop(), dir_fd=current)
+                continue
+            inner = _open_for_removal(current, name)
+            if inner is not None:
+                os.close(current)
+                current = inner
+                left.append(iter(_emptied(current)))
+                names.append(name)
+    except OSError:
+        pass  # best effort: what is left stays in the temporary folder
+    finally:
+        os.close(current)
+    with contextlib.suppress(OSError):
+        os.rmdir(path)
+
+
+def _open_for_removal(parent: int | None, name: str) -> int | None:
+    """A folder's descriptor, the folder made ours to empty (a student may have taken its permissions away)."""
+    for _ in range(2):
+        try:
+            descriptor = os.open(name, _FOLDER, dir_fd=parent)
+        except PermissionError:
+            with contextlib.suppress(OSError):
+                os.chmod(name, 0o700, dir_fd=parent)
+            continue
+        except OSError:
+            return None
+        with contextlib.suppress(OSError):
+            os.fchmod(descriptor, 0o700)
+        return descriptor
+    return None
+
+
+def _emptied(folder: int) -> list[str]:
+    """Unlink every entry of `folder` that is not a folder; return the names of its folders."""
+    folders = []
+    with contextlib.suppress(OSError), os.scandir(folder) as entries:
+        for entry in entries:
+            if entry.is_dir(follow_symlinks=False):
+                folders.append(entry.name)
+                continue
+            with contextlib.suppress(OSError):
+                os.unlink(entry.name, dir_fd=folder)
+    return folders

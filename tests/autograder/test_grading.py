@@ -3,6 +3,7 @@
 import json
 import subprocess
 import sys
+import tempfile
 
 import pytest
 from support import EXERCISES, SOLUTIONS, grade, replace_in
@@ -154,3 +155,25 @@ def test_it_refuses_an_exercises_folder_that_is_a_link_to_elsewhere(tmp_path):
     with pytest.raises(GradingError, match="exercises is a symbolic link: grading reads only the submission's own"):
         copy_submission(tmp_path / "fork", tmp_path / "copy")
     assert not (tmp_path / "copy").exists()
+
+
+NESTING = """    import os
+    folder = os.open(".", os.O_RDONLY)  # the worker's scratch folder, inside the grading's own
+    for _ in range(0 if os.path.exists("d") else 1100):  # at the first call
+        os.mkdir("d", dir_fd=folder)
+        inner = os.open("d", os.O_RDONLY, dir_fd=folder)
+        os.close(folder)
+        folder = inner
+"""
+
+
+def test_it_keeps_the_grade_of_code_that_leaves_a_tree_past_the_recursion_limit_and_removes_it(
+    submission, tmp_path, monkeypatch
+):
+    """TemporaryDirectory's clean-up recursed: 1,100 folders made by the student's code lost the whole grade."""
+    nesting = replace_in("padding", "    index = (lengths - 1)", NESTING + "    index = (lengths - 1)")
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "tmp"))
+    (tmp_path / "tmp").mkdir()
+    result = grade(submission({"padding": nesting}), only=["gather_final"])
+    assert [item.status for item in result.items] == ["passed"], result.error or result.items[0].feedback
+    assert list((tmp_path / "tmp").iterdir()) == [], "the grading's folder is gone, the student's tree with it"

@@ -113,3 +113,16 @@ def test_it_lists_a_link_as_a_link_and_never_looks_behind_it(tmp_path):
     (fork / "README.md").symlink_to("/etc/shadow")
     found = {entry.path: entry.why for entry in reading.listing(Submission(fork)).entries}
     assert found == {"README.md": Why.LINK, "data": Why.LINK}
+
+
+def test_it_removes_a_tree_however_deep_without_following_a_link_out_of_it(tmp_path):
+    (tmp_path / "outside").mkdir()
+    (tmp_path / "outside" / "kept.txt").write_text("not the student's\n")
+    fork = tmp_path / "fork"
+    fork.mkdir()
+    hostile.plant(fork)
+    (fork / "out").symlink_to(tmp_path / "outside")
+    (fork / "locked" / "inner").mkdir(parents=True)
+    (fork / "locked").chmod(0)  # what a student's code may leave
+    reading.remove_tree(fork)
+    assert not fork.exists() and (tmp_path / "outside" / "kept.txt").exists()
