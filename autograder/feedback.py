@@ -25,7 +25,7 @@ from pathlib import Path
 
 from autograder import TITLE, gradebook, rubric
 from autograder import roster_matrix as rosters
-from autograder.text import workflow_command
+from autograder.text import escaped, workflow_command
 
 ISSUE_TITLE = f"{TITLE}: your grade and feedback"
 MARKER = "<!-- autograde feedback -->"
@@ -170,7 +170,7 @@ def post_all(results: Path, roster: list[str], github: GitHub, say: Callable[[st
             except RuntimeError as error:
                 outcome = Posted(repository, "failed", explain(repository, str(error)))
         posted.append(outcome)
-        say(f"{repository}: {outcome.action} {outcome.detail}".rstrip())
+        say(f"{repository}: {outcome.action} {escaped(outcome.detail)}".rstrip())  # a grading's error, on one line
     return posted
 
 
