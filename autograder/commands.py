@@ -12,7 +12,9 @@ from pathlib import Path
 from autograder import rubric, sandbox, stubs
 from autograder.grading import writers
 from autograder.grading.grade import GradingError, failed_grading, grade, opted_out, run_environment
+from autograder.grading.submission import Submission
 from autograder.locations import SOLUTIONS
+from autograder.text import clean, escaped
 
 EXIT_OK, EXIT_BELOW, EXIT_ERROR = 0, 1, 2
 
@@ -24,7 +26,7 @@ def fail(reason: object, status: int = EXIT_ERROR) -> int:
 
 
 def grade_command(
-    submission: Path,
+    submission: Path | Submission,
     out: Path,
     only: list[str] | None,
     fail_under: float | None,
@@ -44,7 +46,11 @@ def grade_command(
 
 
 def grade_by(
-    submission: Path, out: Path, selected: rubric.Rubric, fail_under: float | None, require_isolation: bool | None
+    submission: Path | Submission,
+    out: Path,
+    selected: rubric.Rubric,
+    fail_under: float | None,
+    require_isolation: bool | None,
 ) -> int:
     """`grade_command` once its rubric is read (and narrowed by --only)."""
     started = time.monotonic()
@@ -59,15 +65,11 @@ def grade_by(
         result = failed_grading(selected, str(error), time.monotonic() - started, environment)
         status = fail(error)  # and results.json says why, below
     except Exception as error:  # a grader bug must still leave a results.json behind
-        message = f"the grader failed unexpectedly ({type(error).__name__}: {error})"
+        message = f"the grader failed unexpectedly ({type(error).__name__}: {escaped(str(error))})"
         result, status = failed_grading(selected, message, time.monotonic() - started), EXIT_ERROR
-        traceback.print_exc()
+        print(clean(traceback.format_exc()), file=sys.stderr)  # it may quote a student's file name
     out.mkdir(parents=True, exist_ok=True)
-    writers.write_results_json(result, out / "results.json")
-    writers.write_summary_md(result, out / "summary.md")
-    if os.environ.get("GITHUB_STEP_SUMMARY"):
-        with open(os.environ["GITHUB_STEP_SUMMARY"], "a", encoding="utf-8") as summary:
-            summary.write(writers.markdown(result))
+    writers.write_all(result, out, os.environ.get("GITHUB_STEP_SUMMARY"))  # results.json whatever else fails
     print(writers.table(result))
     print(f"\nwrote {out / 'results.json'} and {out / 'summary.md'} ({result.execution_time:.1f} s)")
     if status == EXIT_OK and fail_under is not None and result.score < fail_under:
@@ -177,8 +179,7 @@ def refuse_roster(submissions: Path, out: Path, selected: rubric.Rubric, isolati
     result = failed_grading(selected, reason, 0.0, run_environment(isolation, True))
     for submission in grade_all.students(submissions):
         (out / submission.name).mkdir(parents=True, exist_ok=True)
-        writers.write_results_json(result, out / submission.name / "results.json")
-        writers.write_summary_md(result, out / submission.name / "summary.md")
+        writers.write_all(result, out / submission.name)
     return fail(f"{reason}\n(--no-require-isolation grades anyway, and says so on the first line of every report)")
 
 

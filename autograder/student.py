@@ -12,18 +12,20 @@ import importlib
 import re
 import time
 import types
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 import torch
 from torch import nn
 
+from autograder.grading.submission import LeftOut
 from autograder.rubric import Limits
 from autograder.runtime import codec, harness, trusted
 from autograder.runtime.codec import ArgRef, Build, Effect, Optimizer, Seeded
 from autograder.sandbox import Worker, WorkerDied
 from autograder.scrub import Scrubber
+from autograder.text import escaped
 
 TODO_LABEL = re.compile(r"TODO \d+ · [^:]+")
 DEATH_HINTS = {
@@ -153,9 +155,12 @@ def _subject(target: str) -> str:
     return TRAINING_RUN if target.startswith("harness.") else target.split(".", 1)[1]
 
 
-def _failure(response: dict[str, Any], target: str) -> StudentError:
+def _failure(response: dict[str, Any], target: str, not_read: Mapping[str, LeftOut]) -> StudentError:
     error = response["error"]
     function = _subject(target)
+    if response.get("phase") == "import" and response["module"] in not_read:
+        left_out = not_read[response["module"]]  # the worker could not find it: say why it is not there
+        return ImportFailed(f"{escaped(left_out.path)} was not read by the grader: {left_out.reason()}.")
     if response.get("phase") == "import":
         where = f"exercises/{response['module']}.py"
         text = f"{where} could not be imported: {error['type']}: {error['message']}"
@@ -201,6 +206,7 @@ class Runner:
 
     threads = 1  # torch threads per call
     scrubber: Scrubber | None = None  # withholds quotes of the grader's files from what the student's code says
+    not_read: Mapping[str, LeftOut] = types.MappingProxyType({})  # module -> why the grader did not copy it
 
     def run(
         self,
@@ -216,7 +222,7 @@ class Runner:
         response, output = self._answer(request, timeout)
         response = self.scrub(response)
         if not response.get("ok"):
-            raise _failure(response, target)
+            raise _failure(response, target, self.not_read)
         call = _call_from(response, output)
         _apply_effects(args, call)
         return call
@@ -238,10 +244,12 @@ class Remote(Runner):
         deadline: float | None = None,
         limits: Limits | None = None,
         scrubber: Scrubber | None = None,
+        not_read: dict[str, LeftOut] | None = None,
     ) -> None:
         self.worker = worker
         self.scrubber = scrubber
         self.call_timeout = (limits or Limits()).call_timeout  # when a check names no timeout of its own
+        self.not_read = not_read or {}
         self.deadline = deadline  # time.monotonic() by which the whole grading must end
         self.transcript: list[str] = []  # what the student's code printed, call by call
 

@@ -1,12 +1,9 @@
 """The misconception table in Markdown, for GitHub's job summary beside the gradebook's overview."""
 
 from autograder.classreport.data import ClassReport
+from autograder.text import cell
 
 TOP = 10
-
-
-def _cell(text: str) -> str:
-    return text.replace("|", "\\|").replace("\n", " ")
 
 
 def misconception_table(report: ClassReport, top: int = TOP) -> str:
@@ -26,7 +23,7 @@ def misconception_table(report: ClassReport, top: int = TOP) -> str:
         share = f"{count} ({100 * count / graded:.0f}%)" if graded else str(count)
         cells = [mistake.id, f"`{mistake.function}`" if mistake.function else "", share]
         cells += [mistake.explanation, mistake.lesson]
-        lines.append("| " + " | ".join(_cell(cell) for cell in cells) + " |")
+        lines.append("| " + " | ".join(cell(text) for text in cells) + " |")
     if len(report.misconceptions) > top:
         lines += ["", f"... and {len(report.misconceptions) - top} more in `report.html`."]
     return "\n".join(lines) + "\n"

@@ -7,12 +7,12 @@ student adds to their fork changes how they are graded.
 
 import importlib
 import os
-import shutil
 import sys
 import tempfile
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager, redirect_stderr, redirect_stdout
+from dataclasses import dataclass
 from importlib.metadata import version
 from io import StringIO
 from pathlib import Path
@@ -22,16 +22,19 @@ import pytest
 from autograder import __version__, sandbox
 from autograder.grading.plugin import GradingPlugin, Outcome
 from autograder.grading.results import Credited, Failure, GradingResult, ItemResult
+from autograder.grading.submission import (
+    MAX_LISTED,
+    LeftOut,
+    Submission,
+    SubmissionError,
+    copy_modules,
+    listing,
+    remove_tree,
+)
 from autograder.locations import SUITES
 from autograder.rubric import Credit, Item, Rubric
 from autograder.sandbox import IsolationRefused, Worker, WorkerLimits
 
-MAX_MODULE_BYTES = 1 << 20
-MAX_LISTED = 50
-# names that could pass for pytest hooks or real packages are never copied
-SHADOWING = frozenset(
-    {"conftest", "sitecustomize", "usercustomize", "torch", "numpy", "sklearn", "pytest"}
-) | frozenset(sys.stdlib_module_names)
 SEED = 0  # every call of the student's code starts from torch.manual_seed(SEED)
 # What each function's items will import on both sides (the student's code in the worker, the
 # reference here): the baseline module imports scikit-learn, and torch imports torch._dynamo (about
@@ -45,6 +48,16 @@ PRELOAD = {
 }
 
 
+@dataclass
+class Copied:
+    """What grading read of a submission, and what it left out."""
+
+    left_out: list[LeftOut]  # the package's modules not read, then the other files (bounded)
+    more: int  # files not read beyond those listed
+    cut: bool  # the listing stopped before the end of a huge tree
+    modules: dict[str, LeftOut]  # module name -> why it was not read: what its items say
+
+
 class GradingError(Exception):
     """Grading could not run at all (not the student's fault: a missing folder, a bad option)."""
 
@@ -53,48 +66,21 @@ class IsolationRequired(GradingError):
     """`--require-isolation`, and the worker would not be isolated here: the grading refuses to run."""
 
 
-def copy_submission(submission: Path, target: Path) -> list[str]:
-    """Copy `exercises/*.py` of `submission` into `target/exercises`; return what was left out."""
-    source = submission / "exercises"
-    if source.is_symlink():  # it could point at the reference, which the grader itself can read
-        raise GradingError(f"{source} is a symbolic link: grading reads only the submission's own files")
-    if not source.is_dir():
-        raise GradingError(f"{submission} has no exercises/ folder: is it a checkout of the student repository?")
-    (target / "exercises").mkdir(parents=True)
-    for path in sorted(source.glob("*.py")):
-        if is_graded(path):
-            shutil.copyfile(path, target / "exercises" / path.name)
+def copy_submission(submission: Path | Submission, target: Path) -> Copied:
+    """Copy the package's modules of `submission` into `target/exercises`; say what was left out, and why."""
+    submission = submission if isinstance(submission, Submission) else Submission(submission)
+    try:
+        modules_left_out = copy_modules(submission, target / "exercises")
+    except SubmissionError as error:
+        raise GradingError(str(error)) from None
     if not (target / "exercises" / "__init__.py").exists():
         (target / "exercises" / "__init__.py").write_text("")
-    return ignored_files(submission)
-
-
-def is_graded(path: Path) -> bool:
-    """A module of the student's package: exercises/NAME.py, a plain file, not a pytest or package name."""
-    return (
-        path.parent.name == "exercises"
-        and path.suffix == ".py"
-        and path.stem.isidentifier()
-        and path.stem not in SHADOWING
-        and path.is_file()
-        and not path.is_symlink()
-        and path.stat().st_size <= MAX_MODULE_BYTES
-    )
-
-
-def ignored_files(submission: Path) -> list[str]:
-    """The submission's files that grading does not read (a bounded listing)."""
-    ignored = []
-    for root, folders, files in os.walk(submission):
-        folders[:] = sorted(f for f in folders if f != ".git")
-        for name in sorted(files):
-            relative = Path(root, name).relative_to(submission)
-            graded = relative.parent == Path("exercises") and is_graded(Path(root, name))
-            if not graded:
-                ignored.append(relative.as_posix())
-            if len(ignored) > MAX_LISTED:
-                return [*ignored[:MAX_LISTED], "..."]
-    return ignored
+    not_read = [*modules_left_out, *(entry for entry in submission.left_out if submission.module_of(entry.path))]
+    modules = {submission.module_of(entry.path) or "": entry for entry in not_read}
+    found = listing(submission)
+    left_out = [*modules_left_out, *found.entries]
+    more = found.more + max(0, len(left_out) - MAX_LISTED)
+    return Copied(left_out[:MAX_LISTED], more, found.cut, modules)
 
 
 def run_suites(student: object, rubric: Rubric) -> dict[str, Outcome]:
@@ -125,7 +111,7 @@ def limits_from(rubric: Rubric) -> WorkerLimits:
     return WorkerLimits(memory_bytes=limits.memory_bytes, output_bytes=limits.output_bytes, preload=tuple(preload))
 
 
-def grade(submission: Path, rubric: Rubric, require_isolation: bool | None = None) -> GradingResult:
+def grade(submission: Path | Submission, rubric: Rubric, require_isolation: bool | None = None) -> GradingResult:
     """Grade one submission against `rubric` (already narrowed by --only).
 
     `require_isolation`: True refuses (IsolationRequired) where the worker could read the
@@ -137,12 +123,12 @@ def grade(submission: Path, rubric: Rubric, require_isolation: bool | None = Non
     refusal = sandbox.available().refusal()
     if require_isolation and refusal:
         raise IsolationRequired(refusal)
-    with tempfile.TemporaryDirectory(prefix="autograde-") as folder:
-        copy = Path(folder) / "submission"
-        ignored = copy_submission(submission, copy)
+    with grading_folder() as folder:
+        copy = folder / "submission"
+        copied = copy_submission(submission, copy)
         # the worker starts first: it imports torch and warms up while this process does the same
         limits = limits_from(rubric)
-        with Worker(copy, Path(folder), limits, bool(require_isolation)) as worker:
+        with Worker(copy, folder, limits, bool(require_isolation)) as worker:
             with one_torch_thread():
                 from autograder.student import Remote  # imports torch, as the worker does meanwhile
 
@@ -156,7 +142,7 @@ def grade(submission: Path, rubric: Rubric, require_isolation: bool | None = Non
                 from autograder.scrub import Scrubber
 
                 scrubber = Scrubber.for_submission(copy / "exercises")
-                student = Remote(worker, deadline, rubric.limits, scrubber)
+                student = Remote(worker, deadline, rubric.limits, scrubber, copied.modules)
                 outcomes = run_suites(student, rubric)
             if worker.refused:  # a restarted worker lost a layer: nothing it answered counts
                 raise IsolationRequired(worker.refused)
@@ -164,7 +150,22 @@ def grade(submission: Path, rubric: Rubric, require_isolation: bool | None = Non
     items = [_item_result(item, outcomes.get(item.name), rubric.credit) for item in rubric.items]
     environment = {**run_environment(isolation, require_isolation), "torch_version": version("torch")}
     notice = opted_out(isolation) if require_isolation is False else ""
-    return GradingResult(items, round(time.monotonic() - started, 2), environment, ignored, notice=notice)
+    seconds = round(time.monotonic() - started, 2)
+    return GradingResult(
+        items, seconds, environment, copied.left_out, notice=notice, more_ignored=copied.more, listing_cut=copied.cut
+    )
+
+
+@contextmanager
+def grading_folder() -> Iterator[Path]:
+    """A private temporary folder for one grading, removed after it however deep a tree the student's
+    code left in its scratch folder (TemporaryDirectory's clean-up recurses, and a RecursionError there
+    would lose the grade)."""
+    folder = Path(tempfile.mkdtemp(prefix="autograde-"))
+    try:
+        yield folder
+    finally:
+        remove_tree(folder)
 
 
 def run_environment(isolation: sandbox.Isolation, require_isolation: bool | None) -> dict[str, object]:

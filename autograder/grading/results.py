@@ -3,6 +3,8 @@
 from dataclasses import dataclass, field
 from enum import StrEnum
 
+from autograder.grading.submission import LeftOut
+
 
 class Failure(StrEnum):
     """Why an item failed: results.json's extra_data.failure (these words), which the class report counts."""
@@ -51,9 +53,11 @@ class GradingResult:
     items: list[ItemResult]
     execution_time: float
     environment: dict[str, object] = field(default_factory=dict)  # torch version, threads, seeds, isolation
-    ignored: list[str] = field(default_factory=list)  # submission files left out of the copy
+    ignored: list[LeftOut] = field(default_factory=list)  # what of the submission was not read, and why (bounded)
     error: str = ""  # set when grading itself could not finish
     notice: str = ""  # what the reports say first (an explicit opt-out of isolation)
+    more_ignored: int = 0  # files not read beyond those in `ignored`
+    listing_cut: bool = False  # the listing of a huge tree stopped early: there may be more
 
     @property
     def score(self) -> float:

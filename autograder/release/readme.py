@@ -12,7 +12,7 @@ from autograder import TITLE
 from autograder.locations import EXERCISES
 from autograder.rubric import Item, Rubric
 from autograder.stubs import Todo
-from autograder.text import number
+from autograder.text import cell, number
 
 TORCH = "torch==2.13.0"
 CPU_INDEX = "https://download.pytorch.org/whl/cpu"
@@ -48,17 +48,13 @@ def items_of(todo: Todo, rubric: Rubric) -> list[Item]:
     return [item for item in rubric.items if item.function == todo.function.split(".")[0]]
 
 
-def _cell(text: str) -> str:
-    return text.replace("|", "\\|")
-
-
 def todo_table(todos: list[Todo], rubric: Rubric, exercises: Path) -> list[str]:
     lines = ["| TODO | function | points | lesson |", "|---|---|---:|---|"]
     for todo in todos:
         points = sum(item.points for item in items_of(todo, rubric))
         lines.append(
             f"| {todo.number} · {todo.name} | `{todo.module}.{todo.function}` | {number(points)} "
-            f"| {_cell(lesson(todo, exercises))} |"
+            f"| {cell(lesson(todo, exercises))} |"
         )
     return lines
 
@@ -75,7 +71,7 @@ def points_table(todos: list[Todo], rubric: Rubric) -> list[str]:
 def threshold_table(rubric: Rubric) -> list[str]:
     lines = ["| item | what is trained | you need |", "|---|---|---|"]
     for recipe in rubric.recipes:
-        lines.append(f"| {recipe.name} | {_cell(recipe.describe)} | accuracy ≥ {recipe.threshold:g} |")
+        lines.append(f"| {recipe.name} | {cell(recipe.describe)} | accuracy ≥ {recipe.threshold:g} |")
     return lines
 
 

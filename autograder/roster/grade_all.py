@@ -13,6 +13,7 @@ What grades one submission is passed in (`autograde grade`'s command function): 
 orchestrates gradings and imports nothing of the command line.
 """
 
+import contextlib
 import hashlib
 import multiprocessing
 import os
@@ -28,7 +29,8 @@ from pathlib import Path
 
 from autograder import __version__, checks
 from autograder.grading import writers
-from autograder.grading.grade import PRELOAD, failed_grading, is_graded
+from autograder.grading.grade import PRELOAD, failed_grading
+from autograder.grading.submission import Module, Submission, SubmissionError, modules
 from autograder.rubric import Rubric, load
 
 KEY_FILE = "grading-key.txt"
@@ -59,9 +61,10 @@ def grading_key(submission: Path, rubric: Rubric, only: list[str] | None = None,
     """What a grading depends on: the grader, the rubric, --only, the grading's settings and the student's modules."""
     digest = hashlib.sha256(f"{__version__}\n{sorted(only or [])}\n{settings}\n".encode())
     digest.update(rubric.text.encode("utf-8"))
-    for path in sorted((submission / "exercises").glob("*.py")):
-        if is_graded(path):
-            digest.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
+    with contextlib.suppress(SubmissionError):  # no package to read: the grading will say so
+        for read in modules(Submission(submission)):
+            if isinstance(read, Module):  # exactly what grading copies
+                digest.update(read.name.encode() + b"\0" + read.data + b"\0")
     return digest.hexdigest()
 
 
@@ -131,8 +134,7 @@ def record_outcome(
     log = (out / "grader.log").read_text(errors="replace")[-2000:] if (out / "grader.log").exists() else ""
     if not (out / "results.json").exists() or status not in (0, 2):
         result = failed_grading(rubric.select(only), f"{error}; see grader.log", seconds)
-        writers.write_results_json(result, out / "results.json")
-        writers.write_summary_md(result, out / "summary.md")
+        writers.write_all(result, out)
     return SubmissionOutcome(name, Status.GRADER_ERROR, seconds, (error + "\n" + log).strip())
 
 

@@ -24,7 +24,7 @@ from pathlib import Path
 
 from autograder import TITLE
 from autograder.rubric import Late, Rubric, days, late_policy, percent
-from autograder.text import number
+from autograder.text import cell, code, number
 
 ON_TIME = "on-time"  # a student's folder: ON_TIME/ holds the grading of their last on-time commit (keep = "better")
 
@@ -185,10 +185,6 @@ def write_csv(entries: list[Entry], rubric: Rubric, path: Path) -> None:
             writer.writerow([*map(_safe, first), *late, *marks, *scores, _safe(entry.error)])
 
 
-def _cell(text: str) -> str:
-    return text.replace("|", "\\|").replace("\n", " ")
-
-
 def deadlines(entries: list[Entry]) -> str:
     """'Deadline D for 28 students; E for 2 (bob, carol).': the usual deadline first, then the others."""
     counts = Counter(entry.deadline for entry in entries if entry.deadline)
@@ -249,14 +245,14 @@ def overview(entries: list[Entry], rubric: Rubric) -> str:
             f"median {statistics.median(totals):g}, min {min(totals):g}, max {max(totals):g}."
         )
     if deadlines(entries):
-        lines.append(_cell(deadlines(entries)))
+        lines.append(cell(deadlines(entries)))
     if rubric.late:
         lines.append(f"Late work (the rubric's [late]): {late_policy(rubric.late)}.")
     lines += ["", "## Students", "", "| student | commit | total | max | |", "|---|---|---:|---:|---|"]
     for entry in entries:
-        note = f"⚠ {_cell(entry.error)}" if entry.error else ""
+        note = f"⚠ {cell(code(entry.error))}" if entry.error else ""  # git's words may name the student's files
         total, most = number(entry.total), number(entry.max_score)
-        lines.append(f"| {_cell(entry.student)} | {_cell(entry.commit[:12])} | {total} | {most} | {note} |")
+        lines.append(f"| {cell(entry.student)} | {cell(entry.commit[:12])} | {total} | {most} | {note} |")
     lines += ["", "## Full marks per item", "", "| item | points | students with full marks |", "|---|---:|---:|"]
     for item in rubric.items:
         full = sum(entry.scores.get(item.name, 0.0) >= item.points for entry in graded)
@@ -265,10 +261,10 @@ def overview(entries: list[Entry], rubric: Rubric) -> str:
     notes = [(entry, late_note(entry, rubric.late)) for entry in graded]
     if any(note for _, note in notes):
         lines += ["", "## Late work", ""]
-        lines += [f"- {_cell(entry.student)}: {_cell(note)}" for entry, note in notes if note]
+        lines += [f"- {cell(entry.student)}: {cell(note)}" for entry, note in notes if note]
     if failed:
         lines += ["", "## Grading failed: regrade or follow up", ""]
-        lines += [f"- {_cell(entry.student)}: {_cell(entry.error)}" for entry in failed]
+        lines += [f"- {cell(entry.student)}: {cell(code(entry.error))}" for entry in failed]
     return "\n".join(lines) + "\n"
 
 

@@ -29,6 +29,7 @@ from typing import NamedTuple
 from autograder import TITLE
 from autograder.roster import gradebook, shards
 from autograder.rubric import Late, Rubric, RubricError, days, late_policy, load
+from autograder.text import escaped, workflow_command
 
 ISSUE_TITLE = f"{TITLE}: your grade and feedback"
 MARKER = "<!-- autograde feedback -->"
@@ -200,7 +201,7 @@ def post_all(
             except RuntimeError as error:
                 outcome = Posted(repository, Action.FAILED, explain(repository, str(error)))
         posted.append(outcome)
-        say(f"{repository}: {outcome.action} {outcome.detail}".rstrip())
+        say(f"{repository}: {outcome.action} {escaped(outcome.detail)}".rstrip())  # a grading's error, on one line
     return posted
 
 
@@ -234,7 +235,7 @@ def main(argv: list[str]) -> int:
     print(f"feedback: {tally(posted)}")
     failed = [p for p in posted if p.action == Action.FAILED]
     for problem in failed:
-        print(f"::error title=no feedback for {problem.repository}::{problem.detail}")
+        print(workflow_command("error", problem.detail, title=f"no feedback for {problem.repository}"))
     return 1 if failed else 0
 
 

@@ -8,7 +8,10 @@
 workflow's matrix) into SUBMISSIONS/<owner__name>, at the last commit before the student's
 deadline, and records in RESULTS/<owner__name>/ the repository (`student`), the deadline applied
 (`deadline`), the commit (`commit`) and its committer time (`commit-time`), or why there is nothing
-to grade (`error`). Clones carry no credentials, so only public repositories can be read.
+to grade (`error`). Clones carry no credentials, so only public repositories can be read. Each
+student's clone and checkouts together get CLONE_TIMEOUT seconds: one that fails, hangs or times
+out is recorded for that student (git and everything it started killed), and the others go on.
+What git says about a student's repository (their file names) is written on one escaped line.
 With the rubric's [late], the commit is the last at most `max_days` after the deadline, and its
 `days-late` is recorded too; with `keep = "better"` and a late last commit, the last on-time commit
 is checked out beside it (SUBMISSIONS/<owner__name>@on-time, recorded in RESULTS/<owner__name>@on-time)
@@ -22,32 +25,74 @@ grading failed, so the job shows red and can be re-run. Standard library only.
 """
 
 import argparse
+import contextlib
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
+import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import NamedTuple
 
+from autograder.grading.submission import remove_tree
 from autograder.roster import gradebook
 from autograder.roster.gradebook import moment
 from autograder.roster.shards import artifact_id
 from autograder.rubric import Late, Rubric, RubricError, days, load
+from autograder.text import escaped, workflow_command
 
 NO_COMMIT = "no commit before the deadline"
 NOTHING_TO_GRADE = "no commit "  # how both reasons for no grading begin: not a failed job
 ALSO_ON_TIME = "@on-time"  # a folder's suffix for the last on-time commit (keep = "better"); not in a repository name
-GIT_TIMEOUT = 600  # seconds for one clone
+CLONE_TIMEOUT = 300.0  # seconds for one student's clone and checkouts together
+MAX_GIT_MESSAGE = 500  # characters of git's message kept in a student's record
 
 
-def _git(*arguments: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
-    environment = {**os.environ, "GIT_TERMINAL_PROMPT": "0", "GIT_ASKPASS": "", "SSH_ASKPASS": ""}
-    command = ["git", "-c", "credential.helper=", "-c", "advice.detachedHead=false", *arguments]
-    return subprocess.run(
-        command, cwd=cwd, env=environment, capture_output=True, text=True, timeout=GIT_TIMEOUT, check=False
-    )
+class GitTimeout(Exception):
+    """A git command ran past the student's time; str() says so."""
+
+
+class Git:
+    """git for one student: every call within the same time, none asking for credentials."""
+
+    def __init__(self, seconds: float = CLONE_TIMEOUT) -> None:
+        self.seconds = seconds
+        self.deadline = time.monotonic() + seconds
+
+    def __call__(self, *arguments: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
+        environment = {**os.environ, "GIT_TERMINAL_PROMPT": "0", "GIT_ASKPASS": "", "SSH_ASKPASS": ""}
+        command = ["git", "-c", "credential.helper=", "-c", "advice.detachedHead=false", *arguments]
+        left = self.deadline - time.monotonic()
+        if left <= 0:
+            raise GitTimeout(self._late())
+        process = subprocess.Popen(
+            command, cwd=cwd, env=environment, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE, text=True, errors="replace", start_new_session=True,
+        )  # fmt: skip
+        try:
+            stdout, stderr = process.communicate(timeout=left)
+        except subprocess.TimeoutExpired:
+            _kill_group(process)  # git's helpers (remote-https, index-pack) hold its pipes: they go too
+            raise GitTimeout(self._late()) from None
+        return subprocess.CompletedProcess(command, process.returncode, stdout, stderr)
+
+    def _late(self) -> str:
+        return f"git took longer than the {self.seconds:g} s each student's clone and checkout may take"
+
+
+def _kill_group(process: subprocess.Popen) -> None:
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(process.pid, signal.SIGKILL)
+    process.communicate()
+
+
+def said(message: str) -> str:
+    """git's message about a student's repository (which names their files), on one escaped line."""
+    shown = escaped(message.strip())
+    return shown if len(shown) <= MAX_GIT_MESSAGE else shown[: MAX_GIT_MESSAGE - 3] + "..."
 
 
 def _write(folder: Path, name: str, text: str) -> None:
@@ -55,7 +100,13 @@ def _write(folder: Path, name: str, text: str) -> None:
 
 
 def checkout(
-    repository: str, deadline: str, server: str, submissions: Path, results: Path, late: Late | None = None
+    repository: str,
+    deadline: str,
+    server: str,
+    submissions: Path,
+    results: Path,
+    late: Late | None = None,
+    seconds: float = CLONE_TIMEOUT,
 ) -> str:
     """Clone one student at their deadline (with `late`, up to its max_days after it); return '' or the
     reason there is nothing to grade."""
@@ -64,13 +115,12 @@ def checkout(
     _write(record, "student", repository)
     _write(record, "deadline", deadline)
     url = f"{server.rstrip('/')}/{repository}"
-    cloned = _git("clone", "--quiet", "--no-checkout", "--filter=blob:none", url, str(target))
-    if cloned.returncode != 0:
-        lines = cloned.stderr.strip().splitlines() or ["git clone failed"]
-        why = next((line for line in lines if line.startswith("fatal:")), lines[-1])
-        error = f"could not clone {url} (is it public? this job has no credentials): {why}"
-    else:
-        error = _check_out(target, record, deadline, late)
+    try:
+        error = _clone(Git(seconds), url, target, record, deadline, late)
+    except GitTimeout as too_late:
+        error = f"could not clone {url}: {too_late}"
+    except (OSError, ValueError) as problem:  # git missing, a folder that cannot be written: this student only
+        error = f"could not clone {url}: {type(problem).__name__}: {said(str(problem))}"
     if error:
         _write(record, "error", error)
         for folder in (target, beside(target), beside(record)):
@@ -78,9 +128,18 @@ def checkout(
     return error
 
 
-def _last_before(target: Path, moment: str) -> str:
+def _clone(git: Git, url: str, target: Path, record: Path, deadline: str, late: Late | None) -> str:
+    cloned = git("clone", "--quiet", "--no-checkout", "--filter=blob:none", url, str(target))
+    if cloned.returncode != 0:
+        lines = cloned.stderr.strip().splitlines() or ["git clone failed"]
+        why = next((line for line in lines if line.startswith("fatal:")), lines[-1])
+        return f"could not clone {url} (is it public? this job has no credentials): {said(why)}"
+    return _check_out(git, target, record, deadline, late)
+
+
+def _last_before(git: Git, target: Path, moment: str) -> str:
     """The last commit of HEAD's history whose committer date is not after `moment`; '' when none is."""
-    return _git("rev-list", "-1", f"--before={moment}", "HEAD", cwd=target).stdout.strip()
+    return git("rev-list", "-1", f"--before={moment}", "HEAD", cwd=target).stdout.strip()
 
 
 def beside(folder: Path) -> Path:
@@ -88,16 +147,16 @@ def beside(folder: Path) -> Path:
     return folder.with_name(folder.name + ALSO_ON_TIME)
 
 
-def _check_out(target: Path, record: Path, deadline: str, late: Late | None) -> str:
+def _check_out(git: Git, target: Path, record: Path, deadline: str, late: Late | None) -> str:
     """Check out the commit to grade (and, with keep = "better", the last on-time one beside it); '' or why not."""
     limit = deadline if late is None else (moment(deadline) + timedelta(days=late.max_days)).isoformat()
-    commit = _last_before(target, limit)
+    commit = _last_before(git, target, limit)
     if not commit:
         return _nothing_to_grade(deadline, late)
-    error = _move(target, record, commit, deadline, late)
-    on_time = _last_before(target, deadline) if late and late.keep == "better" and not error else ""
+    error = _move(git, target, record, commit, deadline, late)
+    on_time = _last_before(git, target, deadline) if late and late.keep == "better" and not error else ""
     if on_time and on_time != commit:
-        error = _also_on_time(target, record, on_time, deadline, late)
+        error = _also_on_time(git, target, record, on_time, deadline, late)
     return error
 
 
@@ -107,15 +166,15 @@ def _nothing_to_grade(deadline: str, late: Late | None) -> str:
     return f"no commit within {days(late.max_days)} of the deadline {deadline}"
 
 
-def _move(target: Path, record: Path, commit: str, deadline: str, late: Late | None) -> str:
+def _move(git: Git, target: Path, record: Path, commit: str, deadline: str, late: Late | None) -> str:
     """Check `commit` out in `target` and record it, its committer time (and with `late`, its days late)."""
-    moved = _git("checkout", "--quiet", commit, cwd=target)
-    _record(target, record, commit, deadline, late)
-    return f"could not check out {commit}: {moved.stderr.strip()}" if moved.returncode else ""
+    _record(git, target, record, commit, deadline, late)
+    moved = git("checkout", "--quiet", commit, cwd=target)
+    return f"could not check out {commit}: {said(moved.stderr)}" if moved.returncode else ""
 
 
-def _record(target: Path, record: Path, commit: str, deadline: str, late: Late | None) -> None:
-    committed = _git("show", "-s", "--format=%cI", commit, cwd=target).stdout.strip()
+def _record(git: Git, target: Path, record: Path, commit: str, deadline: str, late: Late | None) -> None:
+    committed = git("show", "-s", "--format=%cI", commit, cwd=target).stdout.strip()
     _write(record, "commit", commit)
     _write(record, "commit-time", committed)
     when, due = moment(committed), moment(deadline)
@@ -123,32 +182,40 @@ def _record(target: Path, record: Path, commit: str, deadline: str, late: Late |
         _write(record, "days-late", str(late.days_late(when - due)))
 
 
-def _also_on_time(target: Path, record: Path, commit: str, deadline: str, late: Late) -> str:
+def _also_on_time(git: Git, target: Path, record: Path, commit: str, deadline: str, late: Late) -> str:
     """The last on-time commit in a work tree beside `target` (its files only: its .git link removed), recorded
     beside `record`; grade-all grades it as a submission of its own."""
     tree, on_time = beside(target), beside(record)
-    added = _git("worktree", "add", "--quiet", "--detach", str(tree.absolute()), commit, cwd=target)
+    added = git("worktree", "add", "--quiet", "--detach", str(tree.absolute()), commit, cwd=target)
     if added.returncode:
-        return f"could not check out the last on-time commit {commit}: {added.stderr.strip()}"
+        return f"could not check out the last on-time commit {commit}: {said(added.stderr)}"
     (tree / ".git").unlink(missing_ok=True)
     on_time.mkdir(parents=True, exist_ok=True)
     for name in ("student", "deadline"):
         shutil.copyfile(record / name, on_time / name)
-    _record(target, on_time, commit, deadline, late)
+    _record(git, target, on_time, commit, deadline, late)
     return ""
 
 
 def _remove(folder: Path) -> None:
-    """A submission that is not graded leaves no folder behind: grade-all grades every folder."""
-    shutil.rmtree(folder, ignore_errors=True)
+    """A submission that is not graded leaves no folder behind: grade-all grades every folder. (Not
+    shutil.rmtree, which recurses: the student's tree may be 1,100 folders deep.)"""
+    remove_tree(folder)
 
 
-def checkout_shard(shard: Path, server: str, submissions: Path, results: Path, late: Late | None = None) -> int:
+def checkout_shard(
+    shard: Path,
+    server: str,
+    submissions: Path,
+    results: Path,
+    late: Late | None = None,
+    seconds: float = CLONE_TIMEOUT,
+) -> int:
     students = json.loads(shard.read_text(encoding="utf-8"))
     submissions.mkdir(parents=True, exist_ok=True)
     for student in students:
-        error = checkout(student["repository"], student["deadline"], server, submissions, results, late)
-        print(f"{student['repository']}: {error or 'checked out at ' + _commit_line(results, student)}")
+        error = checkout(student["repository"], student["deadline"], server, submissions, results, late, seconds)
+        print(f"{student['repository']}: {error or 'checked out at ' + _commit_line(results, student)}", flush=True)
     return 0
 
 
@@ -212,7 +279,7 @@ def failures(results: Path, rubric: Rubric) -> list[Failed]:
 def check(results: Path, rubric: Rubric) -> int:
     failed = failures(results, rubric)
     for one in failed:
-        print(f"::error title=grading failed for {one.repository}::{one.reason}")
+        print(workflow_command("error", one.reason, title=f"grading failed for {one.repository}"))
     if failed:
         names = " ".join(one.repository for one in failed)
         run = os.environ.get("GITHUB_RUN_ID", "THIS_RUN_ID")
@@ -228,6 +295,9 @@ def _arguments(argv: list[str]) -> argparse.Namespace:
     clone.add_argument("--submissions", type=Path, required=True)
     clone.add_argument("--results", type=Path, required=True)
     clone.add_argument("--server", default=os.environ.get("GITHUB_SERVER_URL", "https://github.com"))
+    clone.add_argument(
+        "--clone-timeout", type=float, default=CLONE_TIMEOUT, help="seconds for each student's clone and checkout"
+    )
     places = [clone]
     for name in ("finish", "check"):
         places.append(commands.add_parser(name))
@@ -247,7 +317,7 @@ def main(argv: list[str]) -> int:
         print(f"shard: {error}", file=sys.stderr)
         return 2
     if args.command == "checkout":
-        return checkout_shard(args.shard, args.server, args.submissions, args.results, rubric.late)
+        return checkout_shard(args.shard, args.server, args.submissions, args.results, rubric.late, args.clone_timeout)
     return finish(args.results, rubric) if args.command == "finish" else check(args.results, rubric)
 
 

@@ -1,11 +1,14 @@
 """`autograde grade` as a grader runs it: exit status, files written, the job summary."""
 
 import json
+from collections.abc import Callable, Iterator
+from pathlib import Path
 
+import hostile
 import pytest
 from support import EXERCISES, rubric_file
 
-from autograder import cli, rubric
+from autograder import TITLE, cli, rubric
 
 
 def points(function: str) -> float:
@@ -85,3 +88,46 @@ def test_every_command_that_reads_the_rubric_refuses_a_bad_one_the_same_way(tmp_
     assert error == f"autograde: {bad}: late.max_days must be a whole number of days, at least 0, not -2\n"
     assert cli.main([command, str(tmp_path / "folder"), *out, "--rubric", str(tmp_path / "nowhere.toml")]) == 2
     assert f"{tmp_path / 'nowhere.toml'} cannot be read as a rubric" in capsys.readouterr().err
+
+
+@pytest.fixture
+def hostile_fork(submission: Callable[..., Path]) -> Iterator[tuple[Path, list[str]]]:
+    """The reference's modules in a fork that also holds every hostile name and a tree 1,100 folders deep."""
+    fork = submission()
+    names = hostile.plant(fork)
+    yield fork, names
+    hostile.remove(fork)  # pytest's own clean-up recurses: it cannot remove such a tree
+
+
+def test_it_grades_a_hostile_tree_and_writes_every_report_with_every_name_inert(
+    hostile_fork, tmp_path, monkeypatch, capsys
+):
+    fork, names = hostile_fork
+    step_summary = tmp_path / "step_summary.md"
+    monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(step_summary))
+    assert cli.main(["grade", str(fork), "--out", str(tmp_path / "out"), "--only", "gather_final"]) == 0
+    document = json.loads((tmp_path / "out" / "results.json").read_text(encoding="utf-8"))
+    assert document["score"] == points("gather_final"), document["output"]
+    assert set(names) <= set(document["extra_data"]["ignored_files"]), "every name listed, escaped"
+    assert "notes-\\xff.txt" in document["extra_data"]["ignored_files"]
+    deep = [entry for entry in document["extra_data"]["left_out"] if entry["why"] == "too deep"]
+    assert [entry["path"] for entry in deep] == ["d/" * 33], "the listing stops at its depth, and says so"
+    headings = [f"{TITLE}: {points('gather_final'):g} / {points('gather_final'):g}", "Not read by the grader"]
+    for report in (tmp_path / "out" / "summary.md", step_summary):
+        assert hostile.live(report.read_text(encoding="utf-8"), names, headings) == [], report.name
+    printed = capsys.readouterr()
+    assert hostile.workflow_commands(printed.out + printed.err) == [] and "\x1b" not in printed.out + printed.err
+
+
+def test_it_says_that_a_module_over_the_size_limit_was_not_read(submission, tmp_path):
+    fork = submission()
+    with open(fork / "exercises" / "baseline.py", "r+b") as module:
+        module.truncate(200 << 20)  # 200 MiB, sparse: no disk is spent
+    assert cli.main(["grade", str(fork), "--out", str(tmp_path / "out"), "--only", "bag_of_counts"]) == 0
+    document = json.loads((tmp_path / "out" / "results.json").read_text())
+    (test,) = document["tests"]
+    assert test["score"] == 0
+    assert test["output"].startswith(
+        "exercises/baseline.py was not read by the grader: it is 200 MiB, over the 1 MiB limit for one module."
+    )
+    assert {"path": "exercises/baseline.py", "why": "too big"}.items() <= document["extra_data"]["left_out"][0].items()

@@ -3,6 +3,7 @@
 import json
 import subprocess
 import sys
+import tempfile
 
 import pytest
 from support import EXERCISES, ROOT, SOLUTIONS, appended_to, build_submission, grade, replace_in, rubric_file
@@ -99,7 +100,8 @@ def test_it_ignores_a_conftest_and_ini_that_force_every_test_to_pass(submission,
     (folder / "pytest.ini").write_text("[pytest]\naddopts = -p no:python\n")
     result = grade(folder, only=["gather_final", "masked_mean"])
     assert result.score == 0
-    assert {"conftest.py", "exercises/conftest.py", "exercises/tests/conftest.py", "pytest.ini"} <= set(result.ignored)
+    ignored = {entry.path for entry in result.ignored}
+    assert {"conftest.py", "exercises/conftest.py", "exercises/tests/conftest.py", "pytest.ini"} <= ignored
 
 
 def test_it_grades_the_same_submission_identically_twice(submission, tmp_path):
@@ -205,6 +207,28 @@ def test_with_credit_each_item_naming_r1_keeps_its_share_and_says_so(r1_gradings
         )
         assert test["extra_data"]["raw_score"] == 0 and test["extra_data"]["failure"] == "wrong"
         assert test["extra_data"]["credit"] == {"mistake": "R1", "fraction": fraction, "points": kept}
-        assert f"| {test['name']} | {kept:g} | {test['max_score']:g} | ❌ [R1] " in r1_gradings["section"]["summary"]
+        assert f"| {test['name']} | {kept:g} | {test['max_score']:g} | ❌ `[R1] " in r1_gradings["section"]["summary"]
     expected = sum(own[test["name"]]["score"] for test in credited) + sum(test["score"] for test in named)
     assert r1_gradings["section"]["results"]["score"] == expected
+
+
+NESTING = """    import os
+    folder = os.open(".", os.O_RDONLY)  # the worker's scratch folder, inside the grading's own
+    for _ in range(0 if os.path.exists("d") else 1100):  # at the first call
+        os.mkdir("d", dir_fd=folder)
+        inner = os.open("d", os.O_RDONLY, dir_fd=folder)
+        os.close(folder)
+        folder = inner
+"""
+
+
+def test_it_keeps_the_grade_of_code_that_leaves_a_tree_past_the_recursion_limit_and_removes_it(
+    submission, tmp_path, monkeypatch
+):
+    """TemporaryDirectory's clean-up recursed: 1,100 folders made by the student's code lost the whole grade."""
+    nesting = replace_in("padding", "    index = (lengths - 1)", NESTING + "    index = (lengths - 1)")
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "tmp"))
+    (tmp_path / "tmp").mkdir()
+    result = grade(submission({"padding": nesting}), only=["gather_final"])
+    assert [item.status for item in result.items] == ["passed"], result.error or result.items[0].feedback
+    assert list((tmp_path / "tmp").iterdir()) == [], "the grading's folder is gone, the student's tree with it"

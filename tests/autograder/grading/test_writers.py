@@ -10,6 +10,7 @@ import pytest
 from autograder import rubric, stubs
 from autograder.grading import writers
 from autograder.grading.results import GradingResult, ItemResult
+from autograder.grading.submission import LeftOut, Why
 
 SCHEMA = json.loads((Path(__file__).parents[1] / "gradescope_results.schema.json").read_text())
 
@@ -23,7 +24,7 @@ def sample(feedback: str = "output differs", output: str = "") -> GradingResult:
         ItemResult("rnn_forward: output", "rnn_forward", "d", 6, 6, "passed"),
         ItemResult("gather_final: values", "gather_final", "d", 0, 6, "failed", feedback, output),
     ]
-    return GradingResult(items, 1.5, {"torch_version": "2.13.0"}, ["README.md"])
+    return GradingResult(items, 1.5, {"torch_version": "2.13.0"}, [LeftOut("README.md", Why.NOT_GRADED)])
 
 
 def test_it_writes_results_json_that_gradescope_accepts(tmp_path, reference_result, stub_result):
@@ -105,5 +106,36 @@ def test_it_shows_a_table_with_the_total_and_one_line_per_item():
 def test_it_summarises_in_markdown_with_details_for_failed_items():
     text = writers.markdown(sample(feedback="[G1] first line\nsecond line"))
     assert "## Week 07 · Recurrent Networks: 6 / 12" in text
-    assert "| gather_final: values | 0 | 6 | ❌ [G1] first line |" in text
+    assert "| gather_final: values | 0 | 6 | ❌ `[G1] first line` |" in text  # as code: it may quote the student
     assert "<details><summary>gather_final: values</summary>" in text and "second line" in text
+
+
+def test_it_writes_results_json_whole_with_every_name_escaped_whatever_the_text(tmp_path):
+    result = sample(feedback="raised ValueError: \udcff\ud800 lone surrogates")
+    result.ignored = [LeftOut("notes-\udcff.txt", Why.NOT_GRADED), LeftOut("x\n::error::y.py", Why.LINK)]
+    assert writers.write_all(result, tmp_path) == []
+    document = json.loads((tmp_path / "results.json").read_text(encoding="utf-8"))
+    validate(document)
+    assert document["extra_data"]["ignored_files"] == ["notes-\\xff.txt", "x\\n::error::y.py"]
+    assert document["extra_data"]["left_out"] == [
+        {"path": "x\\n::error::y.py", "why": "link", "reason": LeftOut("", Why.LINK).reason()}
+    ]
+    assert "\\xff\\ud800 lone surrogates" in document["tests"][1]["output"]
+    summary = (tmp_path / "summary.md").read_text(encoding="utf-8")
+    assert "`notes-\\xff.txt`" in summary and "- `x\\n::error::y.py`: it is a symbolic link" in summary
+
+
+def test_it_still_writes_results_json_with_the_scores_when_a_report_cannot_be_written(tmp_path, capsys):
+    result = sample()
+    result.environment["unexpected"] = Path("a value JSON cannot hold")  # a grader bug
+    (tmp_path / "summary.md").mkdir()  # and summary.md cannot be written at all
+    problems = writers.write_all(result, tmp_path, str(tmp_path / "missing" / "step-summary.md"))
+    assert [problem.split(":")[0] for problem in problems] == ["results.json in full", "summary.md", "the job summary"]
+    document = json.loads((tmp_path / "results.json").read_text())
+    validate(document)
+    assert document["score"] == 6 and [test["score"] for test in document["tests"]] == [6, 0]
+    assert "TypeError" in document["extra_data"]["report_error"]
+    assert "could not write summary.md" in capsys.readouterr().err
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["results.json", "summary.md"], (
+        "no file left half-written"
+    )

@@ -117,7 +117,7 @@ def test_it_lists_a_student_without_a_valid_grading_with_the_reason_and_no_total
     row = rows(out)[student]
     assert row["error"] == error
     assert row["total"] == "" and all(row[item.name] == "" for item in rubric.load().select(ONLY).items)
-    assert f"- {student}: {error}" in (out / "overview.md").read_text()
+    assert f"- {student}: `{error}`" in (out / "overview.md").read_text()  # the reason as code: it may quote git
 
 
 def test_its_overview_gives_the_table_the_mean_and_median_and_full_marks_per_item(written):
@@ -233,7 +233,7 @@ def test_it_lists_a_grading_beyond_max_days_without_a_total(late_roster):
     cy = table["course/cy"]
     assert (cy["days late"], cy["total"]) == ("5", "")
     assert cy["error"] == f"commit {'c' * 12} is 5 days late; the rubric grades up to {selected.late.max_days} days"
-    assert f"- course/cy: {cy['error']}" in text
+    assert f"- course/cy: `{cy['error']}`" in text  # errors shown as code
 
 
 def test_with_keep_latest_the_last_commit_counts_whatever_the_on_time_one_scored(late_roster):

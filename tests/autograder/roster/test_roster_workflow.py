@@ -10,17 +10,22 @@ re-run of one student who got an extension, a re-run of one shard; each merged w
 import csv
 import json
 import os
+import secrets
 import shutil
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
+import hostile
 import pytest
+import workflow_runner
 import yaml
+from attack_suite import processes_with
 from support import EXERCISES, ROOT, SOLUTIONS, rubric_file
 from workflow_runner import Artifacts, Context, Runner, environment, evaluate, stand_in_gh, stand_in_sudo, tools
 
-from autograder import rubric
+from autograder import TITLE, rubric
 from autograder.roster.issues import ISSUE_TITLE
 
 WORKFLOW = ROOT / ".github" / "workflows" / "grade-roster.yml"
@@ -402,3 +407,130 @@ def test_with_late_work_a_rerun_and_its_merge_never_apply_the_penalty_twice(keep
     for name in before:
         unstamped = {column: value for column, value in after[name].items() if column != "graded at"}
         assert unstamped == {column: value for column, value in before[name].items() if column != "graded at"}, name
+
+
+# -- a shard of hostile students --------------------------------------------------------------------------
+CHECKOUT = "Check out each student's repository at their deadline (data only)"
+CLONE_SECONDS = 30  # the test's bound on each student's clone: far beyond what a local clone takes, under any load
+BAD_NAME = "x\n::error title=forged::pwned\n::add-mask::secret\n::stop-commands::tok\n<img src=x> @user"
+HANG = """#!/bin/sh
+# git upload-pack runs this instead of pack-objects: the slow student's server never answers
+case "$PWD" in
+  */slow-week07*) exec "{python}" -c "import time; time.sleep(3600)" {marker} ;;
+esac
+exec "$@"
+"""
+
+
+def commit_a_name_git_cannot_check_out(repository: Path, when: str) -> str:
+    """A commit whose tree holds BAD_NAME/.git/config: git refuses to check it out, printing the name raw."""
+
+    def objects(kind: str, data: bytes) -> str:
+        return subprocess.run(
+            ["git", kind, "-z"] if kind == "mktree" else ["git", kind, "-w", "--stdin"],
+            cwd=repository, input=data, capture_output=True, check=True,
+        ).stdout.decode().strip()  # fmt: skip
+
+    config = objects("hash-object", b"[core]\n")
+    dot_git = objects("mktree", f"100644 blob {config}\tconfig\0".encode())
+    bad = objects("mktree", f"040000 tree {dot_git}\t.git\0".encode())
+    listed = subprocess.run(["git", "ls-tree", "-z", "HEAD"], cwd=repository, capture_output=True, check=True).stdout
+    tree = objects("mktree", listed + f"040000 tree {bad}\t{BAD_NAME}\0".encode())
+    made = git(repository, "commit-tree", tree, "-p", "HEAD", "-m", "a name git refuses", when=when)
+    git(repository, "update-ref", "refs/heads/main", made)
+    return made
+
+
+@pytest.fixture(scope="module")
+def hostile_course(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict]:
+    """One shard of four: fine (padding done), tree (the same, in a fork holding every hostile name and
+    1,100 nested folders), badname (a commit git cannot check out), slow (a server that never answers)."""
+    root = tmp_path_factory.mktemp("hostile")
+    remotes = root / "remotes" / "course"
+    before = "2026-12-04T20:00:00+01:00"
+    for name in ("fine", "tree", "badname", "slow"):
+        commit(remotes / f"{name}-week07", before, padding_done=True)
+    names = hostile.plant(remotes / "tree-week07")
+    git(remotes / "tree-week07", "add", "-A")
+    git(remotes / "tree-week07", "commit", "--quiet", "-m", "and much else", when=before)
+    commit_a_name_git_cannot_check_out(remotes / "badname-week07", before)
+    marker = f"hang-{secrets.token_hex(8)}"
+    hook = workflow_runner.write_script(root / "hang.sh", "")
+    hook.write_text(HANG.format(python=sys.executable, marker=marker))
+    (root / "gitconfig").write_text(f"[uploadpack]\n\tpackObjectsHook = {hook}\n")
+    stand_ins, gh_state = root / "stand-ins", root / "gh.json"
+    stand_in_sudo(stand_ins, root / "sudo.log")
+    stand_in_gh(stand_ins, gh_state)
+    bin_folder = tools(root / "tools", sys.executable)
+    env = environment(
+        f"{stand_ins}:{bin_folder}:{os.environ['PATH']}",
+        GITHUB_SERVER_URL=f"file://{root / 'remotes'}",
+        GIT_CONFIG_GLOBAL=str(root / "gitconfig"),
+    )
+    bound = {
+        CHECKOUT: lambda script: script.replace(
+            "--results results", f"--results results --clone-timeout {CLONE_SECONDS}"
+        )
+    }
+    runner = Runner(yaml.safe_load(WORKFLOW.read_text()), Artifacts(root / "artifacts"), env, INSTALLS, bound)
+    course = {
+        "root": root,
+        "runner": runner,
+        "gh_state": gh_state,
+        "tools": bin_folder,
+        "names": names,
+        "marker": marker,
+    }
+    lines = [f"course/{name}-week07" for name in ("fine", "tree", "badname", "slow")]
+    (root / "roster.txt").write_text("\n".join(lines) + "\n")
+    course["jobs"] = run_workflow(course, 1, roster=str(root / "roster.txt"), shard_size=4)
+    yield course
+    hostile.remove(root)  # 1,100 nested folders: pytest's own clean-up recurses and cannot
+
+
+def hostile_row(course: dict, name: str) -> dict[str, str]:
+    return gradebook(course, 1)[name]
+
+
+def test_a_shard_whose_clone_times_out_grades_the_others_and_names_that_student(hostile_course):
+    shard = hostile_course["jobs"]["shards"][1]
+    checkout = shard.step(CHECKOUT)
+    assert checkout.status == 0, checkout.stderr[-2000:]
+    assert f"took longer than the {CLONE_SECONDS} s each student's clone and checkout may take" in checkout.stdout
+    assert processes_with(hostile_course["marker"]) == [], "git's server side was left running"
+    assert shard.step("Grade the shard (as root, for isolation)").status == 0
+    rows = gradebook(hostile_course, 1)
+    assert float(rows["fine"]["total"]) == PADDING_POINTS and float(rows["tree"]["total"]) == PADDING_POINTS
+    assert rows["slow"]["total"] == "" and "took longer than the" in rows["slow"]["error"]
+    failed = shard.step("Every grading completed")
+    assert failed.status == 1 and "course/slow-week07" in failed.stdout and "course/badname-week07" in failed.stdout
+    assert "course/fine-week07" not in failed.stdout and "course/tree-week07" not in failed.stdout
+
+
+def test_a_name_that_breaks_the_checkout_starts_no_workflow_command_and_stays_inert(hostile_course):
+    shard = hostile_course["jobs"]["shards"][1]
+    checkout = shard.step(CHECKOUT)
+    assert hostile.workflow_commands(checkout.stdout + checkout.stderr) == []
+    assert "could not check out" in checkout.stdout and "\\n::error title=forged::pwned" in checkout.stdout
+    commands = hostile.workflow_commands(shard.step("Every grading completed").stdout)
+    assert len(commands) == 2 and all(line.startswith("::error title=grading failed for course/") for line in commands)
+    assert "could not check out" in hostile_row(hostile_course, "badname")["error"]
+    headings = [f"Gradebook · {TITLE}", "Students", "Full marks per item", "Grading failed: regrade or follow up"]
+    headings.append("What to re-teach: the misconceptions named most often")
+    summary = hostile_course["jobs"]["gradebook"].summary
+    assert hostile.live(summary, [hostile.shown(BAD_NAME)], headings) == []
+
+
+def test_a_fork_with_a_hostile_tree_is_graded_and_its_reports_and_feedback_issue_are_inert(hostile_course):
+    names, shard = hostile_course["names"], hostile_course["jobs"]["shards"][1]
+    record = hostile_course["root"] / "run-1" / "grade-1" / "results" / "course__tree-week07"
+    document = json.loads((record / "results.json").read_text(encoding="utf-8"))
+    assert document["score"] == PADDING_POINTS and set(names) <= set(document["extra_data"]["ignored_files"])
+    headings = [f"{TITLE}: {PADDING_POINTS:g} / {TOTAL:g}", "What to fix", "Not read by the grader"]
+    assert hostile.live((record / "summary.md").read_text(encoding="utf-8"), names, headings) == []
+    issue = json.loads(hostile_course["gh_state"].read_text())["issues"]["course/tree-week07"][0]
+    assert hostile.live(issue["body"], names, headings) == [], "the feedback issue, posted under the instructor's token"
+    grading = shard.step("Grade the shard (as root, for isolation)")
+    assert hostile.workflow_commands(grading.stdout + grading.stderr) == []
+    shard_headings = [f"Gradebook · {TITLE}", "Students", "Full marks per item", "Grading failed: regrade or follow up"]
+    assert hostile.live(shard.summary, [], shard_headings) == []
