@@ -2,6 +2,11 @@
 
 One source for every layer that draws the line: the namespaces bind these paths into
 the worker's root, Landlock grants them, the probe checks the hidden ones stay shut.
+
+Every grant is a real path: a symbolic link is never granted as such (Landlock opens a rule
+through it, so a venv's `lib64 -> lib` would grant all of `lib`, site-packages' `solutions`
+and `autograder` included). A link's target is reachable only where it is granted on its
+own. `unsafe` checks the final set against the hidden paths before any layer applies it.
 """
 
 import os
@@ -59,6 +64,17 @@ def hidden_paths() -> list[Path]:
     return list(dict.fromkeys(found))
 
 
+def roots() -> list[Path]:
+    """The OS and interpreter folders to grant or bind, each by its real path (links resolved)."""
+    found = [Path(os.path.realpath(path)) for path in SYSTEM if os.path.exists(path)] + interpreter_paths()
+    return outermost(found)
+
+
+def system_links() -> dict[Path, str]:
+    """The OS folders that are links (/lib -> usr/lib on a merged /usr): recreated as links, never bound."""
+    return {Path(path): os.readlink(path) for path in SYSTEM if os.path.islink(path)}
+
+
 def outermost(paths: list[Path]) -> list[Path]:
     """The paths not inside another one of them."""
     ordered = sorted(set(paths))
@@ -71,10 +87,10 @@ def around(root: Path, hidden: list[Path]) -> tuple[list[Path], list[Path]]:
     A grant covers a whole hierarchy, so a folder holding a hidden path is granted entry by
     entry instead, and only listed itself (the names in it show, not the files).
     """
-    if any(root == path for path in hidden):
-        return [], []
+    if any(root == path for path in hidden) or root.is_symlink():
+        return [], []  # a link is never granted: its target is granted on its own, or not at all
     inside = [path for path in hidden if path.is_relative_to(root)]
-    if not inside or not root.is_dir() or root.is_symlink():
+    if not inside or not root.is_dir():
         return [root], []
     granted, listed = [], [root]
     for entry in sorted(root.iterdir()):
@@ -86,13 +102,23 @@ def around(root: Path, hidden: list[Path]) -> tuple[list[Path], list[Path]]:
 
 def readable(hidden: list[Path]) -> tuple[list[Path], list[Path]]:
     """What the worker may read (whole hierarchies) and list (names only): the OS and the interpreter."""
-    roots = outermost([Path(path) for path in SYSTEM if os.path.lexists(path)] + interpreter_paths())
     granted, listed = [], []
-    for root in roots:
+    for root in roots():
         more, more_listed = around(root, hidden)
         granted += more
         listed += more_listed
     return granted, listed
+
+
+def unsafe(granted: list[Path], hidden: list[Path]) -> list[str]:
+    """What is wrong with a set of grants: one reached through a link, or one that holds a hidden path."""
+    problems = []
+    for grant in granted:
+        real = Path(os.path.realpath(grant))
+        if real != Path(grant):
+            problems.append(f"{grant} is a symbolic link (to {real})")
+        problems += [f"{grant} would open {path}" for path in hidden if path.is_relative_to(real)]
+    return problems
 
 
 def evidence(hidden: list[Path]) -> list[str]:

@@ -18,8 +18,9 @@ from support import SOLUTIONS, build_submission
 
 from autograder import cli, gradescope
 from autograder.sandbox import Isolation, layers, namespaces, probe, uid
+from autograder.sandbox.state import Layer
 
-UNPROTECTED = Isolation(no_network=True, layers={"landlock": "off: left out by the test"})
+UNPROTECTED = Isolation(no_network=True, layers={"landlock": Layer.off("left out by the test")})
 CANARY = "import os\nos.makedirs({folder!r}, exist_ok=True)\nopen(os.path.join({folder!r}, 'ran'), 'w').write('ran')\n"
 
 
@@ -91,7 +92,8 @@ def test_a_layer_that_fails_to_start_is_named_with_its_step_on_the_terminal_and_
     failure = "root namespaces: unshare: unrecognized option '--no-such-option'"
     assert f"isolation: failed to start: {failure}" in capsys.readouterr().err
     isolation = json.loads((tmp_path / "results.json").read_text())["extra_data"]["isolation"]
-    assert any(line.startswith(failure) for line in isolation["failures"])
+    failed = {entry["layer"]: entry["step"] for entry in isolation["failures"]}
+    assert failed[namespaces.ROOT] == "unshare: unrecognized option '--no-such-option'", isolation["failures"]
     assert json.loads((tmp_path / "results.json").read_text())["score"] > 0
 
 

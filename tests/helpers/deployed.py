@@ -1,0 +1,146 @@
+"""The grader as deployed: a copy installed non-editable into a venv made from a world-readable interpreter.
+
+The roster job's own install step (.github/workflows/grade-roster.yml) builds it: `python -m venv`,
+CPU torch, `pip install ./grader` from a copy of this checkout's grader. `python` is Debian's
+/usr/bin/python3 (3.11, the version of the CPU torch wheel), which every user can run, as a runner's
+tool cache or an image has it; this machine's own interpreter sits in /root (mode 700).
+
+It is built once and shared by every test process (a file lock), keyed by what it is made of: the
+grader's files, pyproject.toml, the workflow's install step and the base interpreter. pip's local
+configuration here is partly environment variables, which a cleared environment loses: what pip
+needs is passed explicitly (`pip_environment`). The step's torch index (not reachable here) is
+replaced by pip's own configuration, which holds the same CPU wheel.
+"""
+
+import contextlib
+import fcntl
+import functools
+import hashlib
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+import yaml
+
+from autograder import gradescope
+
+ROOT = Path(__file__).resolve().parents[2]
+BASE_PYTHON = Path("/usr/bin/python3")  # Debian's python3 (3.11) with python3-venv: .ci/run installs them
+CACHE = Path(tempfile.gettempdir()) / "autograde-deployed"  # world-readable: the tiers' users run from it
+WORKFLOW = ROOT / ".github" / "workflows" / "grade-roster.yml"
+INSTALL_STEP = "Install CPU torch and the grader"
+TORCH_INDEX = " --index-url https://download.pytorch.org/whl/cpu"
+READY = "ready"  # written last: a folder without it is a build that did not finish
+BUILD_TIMEOUT = 1200  # seconds: a venv, torch from the local wheel, the grader and its dependencies
+
+
+def python() -> Path:
+    """The deployed grader's interpreter (built first if this key has none yet)."""
+    return venv() / "bin" / "python"
+
+
+def autograde() -> Path:
+    """The deployed grader's `autograde` command."""
+    return venv() / "bin" / "autograde"
+
+
+@functools.cache
+def venv() -> Path:
+    """The venv of this key, built once for every test process: a shared lock on it is held until exit."""
+    folder = CACHE / key()
+    CACHE.mkdir(mode=0o755, exist_ok=True)
+    CACHE.chmod(0o755)
+    with locked(CACHE / f"{folder.name}.lock", fcntl.LOCK_EX):
+        if not (folder / READY).exists():
+            remove_stale(folder.name)
+            build(folder)
+    _HELD.append(lock(CACHE / f"{folder.name}.lock", fcntl.LOCK_SH))  # in use: no later build removes it
+    return folder / "grader-venv"
+
+
+_HELD: list[int] = []
+
+
+def key() -> str:
+    """What the venv is made of, as a digest: the grader's files, the install step, the base interpreter."""
+    digest = hashlib.sha256()
+    for relative in gradescope.source_files(ROOT):
+        digest.update(relative.as_posix().encode() + b"\0" + (ROOT / relative).read_bytes() + b"\0")
+    digest.update(install_script().encode() + os.fsencode(os.path.realpath(BASE_PYTHON)))
+    return digest.hexdigest()[:16]
+
+
+def install_script() -> str:
+    """The roster job's install step, its torch index replaced by pip's own configuration."""
+    steps = yaml.safe_load(WORKFLOW.read_text())["jobs"]["grade"]["steps"]
+    script = next(step["run"] for step in steps if step.get("name") == INSTALL_STEP)
+    assert TORCH_INDEX in script, f"{INSTALL_STEP!r} no longer installs torch from {TORCH_INDEX.split()[-1]}"
+    return script.replace(TORCH_INDEX, "")
+
+
+def build(folder: Path) -> None:
+    """The workspace as the roster job has it: grader/ (a copy of the grader), then its install step."""
+    shutil.rmtree(folder, ignore_errors=True)
+    (folder / "bin").mkdir(parents=True)
+    for relative in gradescope.source_files(ROOT):
+        (folder / "grader" / relative).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(ROOT / relative, folder / "grader" / relative)
+    (folder / "bin" / "python").symlink_to(BASE_PYTHON)  # what setup-python puts first on PATH
+    environment = {**pip_environment(), "PATH": f"{folder / 'bin'}:/usr/bin:/bin", "HOME": str(folder)}
+    environment["VENV"] = str(folder / "grader-venv")
+    done = subprocess.run(
+        ["bash", "--noprofile", "--norc", "-eo", "pipefail", "-c", install_script()],
+        cwd=folder,
+        env=environment,
+        capture_output=True,
+        text=True,
+        timeout=BUILD_TIMEOUT,
+    )
+    assert done.returncode == 0, f"the roster job's install step failed:\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}"
+    (folder / READY).write_text(done.stdout[-3000:])
+    os.chmod(folder, 0o755)
+
+
+def pip_environment() -> dict[str, str]:
+    """pip's configuration as this process sees it (files and environment), as PIP_* variables."""
+    listed = subprocess.run(
+        [sys.executable, "-m", "pip", "config", "list"], capture_output=True, text=True, timeout=120, check=True
+    ).stdout
+    found = {"PIP_DISABLE_PIP_VERSION_CHECK": "1", "PIP_NO_INPUT": "1", "PIP_NO_CACHE_DIR": "1"}
+    for line in listed.splitlines():
+        name, _, value = line.partition("=")
+        option = name.rpartition(".")[2]
+        if option and value:
+            found[f"PIP_{option.upper().replace('-', '_')}"] = value.strip("'\"")
+    return found
+
+
+def remove_stale(current: str) -> None:
+    """Other keys' venvs that no test process uses any more (their lock is free)."""
+    for path in CACHE.iterdir():
+        if path.is_dir() and path.name != current:
+            with contextlib.suppress(BlockingIOError), locked(CACHE / f"{path.name}.lock", fcntl.LOCK_EX, wait=False):
+                shutil.rmtree(path, ignore_errors=True)
+
+
+def lock(path: Path, kind: int, wait: bool = True) -> int:
+    handle = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+    try:
+        fcntl.flock(handle, kind | (0 if wait else fcntl.LOCK_NB))
+    except BaseException:
+        os.close(handle)
+        raise
+    return handle
+
+
+@contextlib.contextmanager
+def locked(path: Path, kind: int, wait: bool = True) -> Iterator[None]:
+    handle = lock(path, kind, wait)
+    try:
+        yield
+    finally:
+        os.close(handle)
