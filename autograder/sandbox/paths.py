@@ -40,10 +40,22 @@ def libraries() -> list[str]:
 
 
 def interpreter_paths() -> list[Path]:
-    """What the worker must still reach: the interpreter and its libraries (a venv and its base)."""
-    paths = {Path(sys.base_prefix), Path(sys.prefix), Path(sys.executable).resolve().parent}
+    """What the worker must still reach: the interpreter and its libraries (a venv and its base).
+
+    A folder this user cannot reach (a private home on the way) is left out: the worker, never more
+    privileged than the grader's user, could not reach it either, and the probe says what it misses.
+    """
+    paths = {Path(sys.base_prefix), Path(sys.prefix), Path(os.path.realpath(sys.executable)).parent}
     paths |= {Path(path) for path in sysconfig.get_paths().values()}
-    return sorted(path.resolve() for path in paths if path.exists())
+    return sorted({Path(os.path.realpath(path)) for path in paths if reachable(path)})
+
+
+def reachable(path: Path) -> bool:
+    """Whether `path` exists for this user (a folder it may not enter on the way counts as not)."""
+    try:
+        return path.exists()
+    except OSError:
+        return False
 
 
 def repository() -> Path | None:

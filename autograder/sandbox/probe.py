@@ -179,9 +179,10 @@ def interpreter_problem(found: dict[str, Any]) -> Broken | None:
     """
     if found.get("python") != sys.version:
         version = str(found.get("python", "?")).partition(" ")[0]  # the version, as people read it
-        return Broken("worker", f"worker: its user runs another Python ({version}): {INTERPRETER_HINT}")
+        return Broken("worker", f"the worker's user runs another Python ({version}): {INTERPRETER_HINT}")
     if found.get("unreadable_libraries"):
-        return Broken("worker", f"worker: its user cannot read {found['unreadable_libraries'][0]}: {INTERPRETER_HINT}")
+        unreadable = found["unreadable_libraries"][0]
+        return Broken("worker", f"the worker's user cannot read {unreadable}: {INTERPRETER_HINT}")
     return None
 
 

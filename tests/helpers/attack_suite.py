@@ -33,7 +33,6 @@ import secrets
 import signal
 import socket
 import subprocess
-import sys
 import tempfile
 import threading
 import time
@@ -46,7 +45,7 @@ from typing import Any
 import jsonschema
 import pytest
 from support import EXERCISES, ROOT, SOLUTIONS, appended_to, build_submission, grade
-from tiers import Expected, Tier, command, environment, here, work_folder
+from tiers import Expected, Tier, command, environment, here, python, work_folder
 
 from autograder import reports, rubric, sandbox
 from autograder.grading import IsolationRequired, failed_grading, run_environment
@@ -446,7 +445,7 @@ def grade_in_pool(group: Group, built: Built, graded: Graded, pool: Any) -> None
 def grade_by_command(group: Group, built: Built, graded: Graded, tier: Tier, work: Path) -> None:
     """`autograde grade --require-isolation` in `tier`, in a session of its own (an attack reaching the
     grader's group reaches nothing else); `work` is the tier's work folder."""
-    argv = [sys.executable, "-m", "autograder.cli", "grade", str(built.submission), "--out", str(built.out)]
+    argv = [str(python()), "-m", "autograder.cli", "grade", str(built.submission), "--out", str(built.out)]
     argv += ["--only", ",".join(graded_functions(group)), "--require-isolation"]
     limit = group.promised_seconds() + HARNESS_SLACK
     started = time.monotonic()

@@ -21,7 +21,9 @@ import shutil
 import subprocess
 import sys
 import tempfile
-from collections.abc import Iterator
+import threading
+import zipfile
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import yaml
@@ -48,27 +50,60 @@ def autograde() -> Path:
     return venv() / "bin" / "autograde"
 
 
-@functools.cache
 def venv() -> Path:
     """The venv of this key, built once for every test process: a shared lock on it is held until exit."""
-    folder = CACHE / key()
-    CACHE.mkdir(mode=0o755, exist_ok=True)
-    CACHE.chmod(0o755)
-    with locked(CACHE / f"{folder.name}.lock", fcntl.LOCK_EX):
-        if not (folder / READY).exists():
-            remove_stale(folder.name)
-            build(folder)
-    _HELD.append(lock(CACHE / f"{folder.name}.lock", fcntl.LOCK_SH))  # in use: no later build removes it
-    return folder / "grader-venv"
+    return shared(key(), build) / "grader-venv"
 
 
-_HELD: list[int] = []
+def gradescope_image() -> Path:
+    """An /autograder image as Gradescope builds it from the bundle: source/ (the bundle), run_autograder, venv/.
+
+    The bundle comes from the deployed (installed) grader's `autograde gradescope`; its own setup.sh
+    builds the venv, as root, its torch index replaced by pip's own configuration.
+    """
+    return shared(f"{key()}-gradescope", build_image)
 
 
+def shared(name: str, make: Callable[[Path], None]) -> Path:
+    """CACHE/name, made by `make` once for every test process and thread, then held (a shared lock) until exit.
+
+    One open file per name and process: flock locks belong to it, so the exclusive lock taken to build
+    becomes the shared one (a second open file of this process would wait on its own shared lock).
+    """
+    with _THREADS:
+        if name in _MADE:
+            return _MADE[name]
+        folder = CACHE / name
+        CACHE.mkdir(mode=0o755, exist_ok=True)
+        CACHE.chmod(0o755)
+        handle = lock(CACHE / f"{name}.lock", fcntl.LOCK_EX)
+        try:
+            if not (folder / READY).exists():
+                remove_stale()
+                shutil.rmtree(folder, ignore_errors=True)
+                make(folder)
+        except BaseException:
+            os.close(handle)  # a failed build leaves nothing locked: the next test tries again
+            raise
+        fcntl.flock(handle, fcntl.LOCK_SH)  # in use: no later build removes it
+        _MADE[name] = folder
+        return folder
+
+
+_THREADS = threading.RLock()  # the image's build asks for the venv
+_MADE: dict[str, Path] = {}
+
+
+def grader_files() -> list[Path]:
+    """The checkout's files the roster job installs from: its packaging files and the grader's packages."""
+    return [Path("pyproject.toml"), Path("README.md"), *gradescope.source_files(ROOT)]
+
+
+@functools.cache  # the key of this session's first use: the files may change under a running session
 def key() -> str:
     """What the venv is made of, as a digest: the grader's files, the install step, the base interpreter."""
     digest = hashlib.sha256()
-    for relative in gradescope.source_files(ROOT):
+    for relative in grader_files():
         digest.update(relative.as_posix().encode() + b"\0" + (ROOT / relative).read_bytes() + b"\0")
     digest.update(install_script().encode() + os.fsencode(os.path.realpath(BASE_PYTHON)))
     return digest.hexdigest()[:16]
@@ -84,9 +119,8 @@ def install_script() -> str:
 
 def build(folder: Path) -> None:
     """The workspace as the roster job has it: grader/ (a copy of the grader), then its install step."""
-    shutil.rmtree(folder, ignore_errors=True)
     (folder / "bin").mkdir(parents=True)
-    for relative in gradescope.source_files(ROOT):
+    for relative in grader_files():
         (folder / "grader" / relative).parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(ROOT / relative, folder / "grader" / relative)
     (folder / "bin" / "python").symlink_to(BASE_PYTHON)  # what setup-python puts first on PATH
@@ -102,7 +136,36 @@ def build(folder: Path) -> None:
     )
     assert done.returncode == 0, f"the roster job's install step failed:\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}"
     (folder / READY).write_text(done.stdout[-3000:])
-    os.chmod(folder, 0o755)
+
+
+def build_image(folder: Path) -> None:
+    """Gradescope's steps: the bundle unpacked into source/, its setup.sh run there, run_autograder beside it."""
+    folder.mkdir(parents=True)
+    bundle = folder / "autograder.zip"
+    made = subprocess.run([str(autograde()), "gradescope", str(bundle)], capture_output=True, text=True, timeout=300)
+    assert made.returncode == 0, f"autograde gradescope failed from the installed grader:\n{made.stderr[-3000:]}"
+    unpack(bundle, folder / "source")
+    shutil.copy2(folder / "source" / "run_autograder", folder / "run_autograder")
+    environment = {**pip_environment(), "PATH": "/usr/bin:/bin", "HOME": str(folder)}
+    environment |= {"AUTOGRADER_ROOT": str(folder), "AUTOGRADER_TORCH_INDEX_URL": ""}  # pip's own configuration
+    done = subprocess.run(
+        ["bash", str(folder / "source" / "setup.sh")],
+        cwd=folder / "source",
+        env=environment,
+        capture_output=True,
+        text=True,
+        timeout=BUILD_TIMEOUT,
+    )
+    assert done.returncode == 0, f"the bundle's setup.sh failed:\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}"
+    (folder / READY).write_text(done.stdout[-3000:])
+
+
+def unpack(bundle: Path, target: Path) -> None:
+    """The bundle's files with the modes its entries carry (zipfile's extractall drops them)."""
+    with zipfile.ZipFile(bundle) as archive:
+        for info in archive.infolist():
+            path = Path(archive.extract(info, target))
+            path.chmod((info.external_attr >> 16) & 0o777 or 0o644)
 
 
 def pip_environment() -> dict[str, str]:
@@ -119,10 +182,10 @@ def pip_environment() -> dict[str, str]:
     return found
 
 
-def remove_stale(current: str) -> None:
-    """Other keys' venvs that no test process uses any more (their lock is free)."""
+def remove_stale() -> None:
+    """Other keys' venvs and images that no test process uses any more (their lock is free)."""
     for path in CACHE.iterdir():
-        if path.is_dir() and path.name != current:
+        if path.is_dir() and not path.name.startswith(key()):
             with contextlib.suppress(BlockingIOError), locked(CACHE / f"{path.name}.lock", fcntl.LOCK_EX, wait=False):
                 shutil.rmtree(path, ignore_errors=True)
 

@@ -51,6 +51,22 @@ def test_it_lists_the_interpreters_own_folders():
     assert Path(sys.base_prefix).resolve() in paths.interpreter_paths()
 
 
+def test_it_leaves_out_an_interpreter_folder_this_user_cannot_reach_rather_than_failing(monkeypatch):
+    """As an unprivileged grader whose interpreter lives in a private home: no PermissionError, no traceback."""
+    private = Path(sys.base_prefix) / "include"
+    real_exists = Path.exists
+
+    def exists(path: Path) -> bool:
+        if path.is_relative_to(private):
+            raise PermissionError(13, "Permission denied", str(path))
+        return real_exists(path)
+
+    monkeypatch.setattr(Path, "exists", exists)
+    found = paths.interpreter_paths()
+    assert Path(sys.base_prefix).resolve() in found
+    assert not [path for path in found if path.is_relative_to(private.resolve())]
+
+
 def venv_like(folder: Path) -> tuple[Path, list[Path]]:
     """A venv's layout: lib/python3.11/site-packages with torch and the instructor's packages, lib64 -> lib."""
     site = folder / "venv" / "lib" / "python3.11" / "site-packages"

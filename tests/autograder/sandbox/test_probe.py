@@ -86,5 +86,5 @@ def test_it_drops_the_uid_when_the_workers_user_cannot_read_the_interpreters_lib
 def test_it_says_why_the_workers_user_cannot_run_the_student_code_on_this_interpreter():
     assert probe.interpreter_problem({"python": sys.version, "unreadable_libraries": []}) is None
     other = probe.interpreter_problem({"python": "3.11.2 (main, Apr 28 2025)", "unreadable_libraries": []})
-    assert other.tool == "worker" and other.said.startswith("worker: its user runs another Python (3.11.2)")
+    assert other.tool == "worker" and other.said.startswith("the worker's user runs another Python (3.11.2)")
     assert sys.executable in other.said
