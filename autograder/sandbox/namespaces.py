@@ -58,8 +58,9 @@ def script(kind: str, sandbox: Path, uid: int | None, worker: list[str]) -> str:
     for path in bound:
         inside = f"{root}{q(str(path))}"
         lines += _step(f"bind {path}", f"mkdir -p {inside} && mount --rbind {q(str(path))} {inside}")
-    for path, target in paths.system_links().items():
-        lines += _step(f"link {path}", f"ln -sfn {q(target)} {root}{q(str(path))}")
+    for path, target in paths.links().items():  # the OS's, and those on the way to the interpreter
+        link = f"mkdir -p {root}{q(str(path.parent))} && ln -sfn {q(target)} {root}{q(str(path))}"
+        lines += _step(f"link {path}", link)
     lines += _step("bind /dev", f"mkdir -p {root}/dev && mount --rbind /dev {root}/dev")
     lines += _step("make a private /dev/shm", f"mount -t tmpfs -o mode=1777,size=64m tmpfs {root}/dev/shm")
     lines += _step("mount /proc", f"mkdir -p {root}/proc && mount -t proc proc {root}/proc")

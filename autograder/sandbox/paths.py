@@ -21,6 +21,7 @@ SYSTEM = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/etc")  # what a
 SYSTEM_FACTS = ("/proc/cpuinfo", "/proc/meminfo", "/proc/stat", "/sys/devices/system/cpu")  # read by torch and numpy
 DEVICES = ("/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom")
 INSTRUCTOR_PACKAGES = ("autograder", "solutions")  # never readable, wherever a copy is installed
+MAX_LINKS = 40  # links followed on one path, as the kernel's own limit
 PRIVATE_VARIABLE = "AUTOGRADE_PRIVATE_PATHS"  # more paths the grader marks private (os.pathsep-separated)
 
 
@@ -82,9 +83,23 @@ def roots() -> list[Path]:
     return outermost(found)
 
 
-def system_links() -> dict[Path, str]:
-    """The OS folders that are links (/lib -> usr/lib on a merged /usr): recreated as links, never bound."""
-    return {Path(path): os.readlink(path) for path in SYSTEM if os.path.islink(path)}
+def links() -> dict[Path, str]:
+    """The links the worker's root recreates as links (never bound): link -> its target.
+
+    The OS folders that are links (/lib -> usr/lib on a merged /usr), and each link on the way from
+    the interpreter's path to its real file (a venv's python -> the python it was made from) that no
+    bound folder already holds. Each by its real location, so that none is written through a bind.
+    """
+    found = {Path(path): os.readlink(path) for path in SYSTEM if os.path.islink(path)}
+    path = Path(sys.executable)
+    for _ in range(MAX_LINKS):
+        located = Path(os.path.realpath(path.parent)) / path.name
+        if not located.is_symlink():
+            break
+        found[located] = os.readlink(located)
+        path = Path(os.path.normpath(located.parent / found[located]))
+    bound = roots()
+    return {link: target for link, target in found.items() if not any(link.is_relative_to(root) for root in bound)}
 
 
 def outermost(paths: list[Path]) -> list[Path]:

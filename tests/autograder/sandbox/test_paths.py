@@ -108,10 +108,19 @@ def test_it_finds_a_grant_through_a_link_or_holding_a_hidden_path_before_any_lay
     assert not [problem for problem in problems if problem.startswith(str(site / "torch"))]
 
 
-def test_it_grants_and_binds_real_paths_only_and_recreates_the_systems_links_as_links():
+def test_it_grants_and_binds_real_paths_only_and_recreates_the_links_on_the_way_as_links(monkeypatch, tmp_path):
     assert all(Path(os.path.realpath(root)) == root for root in paths.roots())
-    for link, target in paths.system_links().items():  # /lib -> usr/lib on a merged /usr
+    for link, target in paths.links().items():  # /lib -> usr/lib on a merged /usr
         assert link.is_symlink() and os.readlink(link) == target and link not in paths.roots()
+    # a venv made with a `python` that is itself a link outside every bound folder (setup-python's, a shim)
+    (tmp_path / "shim").mkdir()
+    (tmp_path / "shim" / "python").symlink_to(os.path.realpath(sys.executable))
+    (tmp_path / "venv" / "bin").mkdir(parents=True)
+    (tmp_path / "venv" / "bin" / "python").symlink_to(tmp_path / "shim" / "python")
+    monkeypatch.setattr(sys, "executable", str(tmp_path / "venv" / "bin" / "python"))
+    found = paths.links()
+    assert found[tmp_path.resolve() / "venv" / "bin" / "python"] == str(tmp_path / "shim" / "python")
+    assert found[tmp_path.resolve() / "shim" / "python"] == os.path.realpath(sys.executable)
 
 
 MEASURE = """
