@@ -184,10 +184,12 @@ def pip_environment() -> dict[str, str]:
 
 def remove_stale() -> None:
     """Other keys' venvs and images that no test process uses any more (their lock is free)."""
-    for path in CACHE.iterdir():
-        if path.is_dir() and not path.name.startswith(key()):
-            with contextlib.suppress(BlockingIOError), locked(CACHE / f"{path.name}.lock", fcntl.LOCK_EX, wait=False):
-                shutil.rmtree(path, ignore_errors=True)
+    for name in sorted({path.name.removesuffix(".lock") for path in CACHE.iterdir()}):
+        if name.startswith(key()):
+            continue
+        with contextlib.suppress(BlockingIOError), locked(CACHE / f"{name}.lock", fcntl.LOCK_EX, wait=False):
+            shutil.rmtree(CACHE / name, ignore_errors=True)
+            (CACHE / f"{name}.lock").unlink(missing_ok=True)  # held: no process waits on it
 
 
 def lock(path: Path, kind: int, wait: bool = True) -> int:
