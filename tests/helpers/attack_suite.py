@@ -24,6 +24,7 @@ every attack still has its own test, its own items and its own traces.
 
 import contextlib
 import hashlib
+import importlib
 import inspect
 import json
 import multiprocessing
@@ -48,7 +49,7 @@ from support import EXERCISES, ROOT, SOLUTIONS, appended_to, build_submission, g
 from tiers import Expected, Tier, command, environment, here, python, work_folder
 
 from autograder import reports, rubric, sandbox
-from autograder.grading import IsolationRequired, failed_grading, run_environment
+from autograder.grading import PRELOAD, IsolationRequired, failed_grading, run_environment
 from autograder.sandbox import Limits
 from solutions.initialisation import set_forget_bias as set_forget_bias_reference
 
@@ -648,6 +649,13 @@ def problems(attack: Attack, graded: Graded, expected: Expected) -> list[str]:
     return found
 
 
+def preload_grader() -> None:
+    """What grade-all's fork server imports once before its gradings (roster.server_preload), each pool
+    process too: torch._dynamo makes its cache folder in the grader's TMPDIR then, not in a grading's."""
+    for name in dict.fromkeys(name for names in PRELOAD.values() for name in names):
+        importlib.import_module(name)
+
+
 class Gradings:
     """The gradings a test module needs, each done once, two at a time, the slowest first.
 
@@ -660,7 +668,7 @@ class Gradings:
         self.folders = folders  # a fresh folder for a name
         self.futures: dict[tuple[str, str], Future[Graded]] = {}
         context = multiprocessing.get_context("spawn")  # no fork of a process that already runs torch threads
-        self.pool = context.Pool(PARALLEL_GRADINGS)
+        self.pool = context.Pool(PARALLEL_GRADINGS, initializer=preload_grader)
         self.threads = ThreadPoolExecutor(PARALLEL_GRADINGS)
 
     def start(self, group: str, tier: Tier | None = None) -> Future[Graded]:
