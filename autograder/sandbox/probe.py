@@ -39,6 +39,7 @@ PROBE = (
 )
 CLEAN_ENVIRONMENT = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"}  # as the worker gets it
 TOOLS = ("unshare", "setpriv", "chroot")
+UNIX_PATH_MAX = 108  # bytes of a Unix socket's path, its final NUL included (sun_path)
 # what a layer in force must give whatever else runs: the probe breaking through it is a failure of its own
 PROMISED = {"namespaces": ("hidden_instructor_files", "no_network"), "landlock": ("hidden_instructor_files",)}
 
@@ -132,7 +133,9 @@ def run(plan: layers.Plan) -> tuple[dict[str, Any] | None, Broken | None]:
         sandbox = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="autograde-probe-")))
         outside = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="autograde-probe-outside-")))
         outside.chmod(0o777)  # writable by any worker user: the probe must be stopped by the layers, not by modes
-        listeners = stack.enter_context(Listeners(outside / "socket"))
+        sockets = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="autograde-probe-", dir=short_folder())))
+        sockets.chmod(0o777)
+        listeners = stack.enter_context(Listeners(sockets / "socket"))
         (sandbox / "scratch").mkdir()
         lease = uid.Lease() if plan.uid else None
         if lease is not None:
@@ -168,6 +171,13 @@ def run(plan: layers.Plan) -> tuple[dict[str, Any] | None, Broken | None]:
         outcome["uid"] = worker_uid
         outcome["grants"] = granted(config["confine"], plan)
         return outcome, None
+
+
+def short_folder() -> str:
+    """Where the probe's Unix socket goes: the temporary folder, unless its path would not fit in a socket's
+    address (108 bytes; a deep TMPDIR, such as a test's), then /tmp."""
+    base = tempfile.gettempdir()
+    return base if len(os.path.join(base, "autograde-probe-12345678", "socket")) < UNIX_PATH_MAX else "/tmp"
 
 
 def interpreter_problem(found: dict[str, Any]) -> Broken | None:

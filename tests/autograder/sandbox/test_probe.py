@@ -1,13 +1,14 @@
 """The probe: each layer tried, what holds measured from inside, a layer that fails named with its step."""
 
 import sys
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from support import ROOT
 
-from autograder.sandbox import landlock, layers, namespaces, paths, probe, uid
+from autograder.sandbox import landlock, layers, namespaces, paths, probe, seccomp, uid
 from autograder.sandbox.record import Failure
 from autograder.sandbox.state import State
 
@@ -88,3 +89,12 @@ def test_it_says_why_the_workers_user_cannot_run_the_student_code_on_this_interp
     other = probe.interpreter_problem({"python": "3.11.2 (main, Apr 28 2025)", "unreadable_libraries": []})
     assert other.tool == "worker" and other.said.startswith("the worker's user runs another Python (3.11.2)")
     assert sys.executable in other.said
+
+
+def test_it_probes_from_a_temporary_folder_too_deep_for_a_unix_sockets_address(monkeypatch, tmp_path, landlock_alone):
+    deep = tmp_path / ("d" * 60) / ("e" * 60)  # a grading's private TMPDIR, deep under a test's folder
+    deep.mkdir(parents=True)
+    monkeypatch.setattr(tempfile, "tempdir", str(deep))
+    isolation = probe.available()  # the socket's address would not fit under it: the probe says what held anyway
+    assert isolation.no_network == seccomp.supported(), isolation
+    assert not [failure for failure in isolation.failures if failure.layer == "worker"], isolation.failures
