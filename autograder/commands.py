@@ -55,10 +55,10 @@ def grade_by(
     """`grade_command` once its rubric is read (and narrowed by --only)."""
     started = time.monotonic()
     status = EXIT_OK
-    if require_isolation is False:  # an explicit opt-out comes first, on the terminal as in every report
-        print(opted_out(sandbox.available()), file=sys.stderr)
-    print_isolation(sandbox.available())
     try:
+        if require_isolation is False:  # an explicit opt-out comes first, on the terminal as in every report
+            print(opted_out(sandbox.available()), file=sys.stderr)
+        print_isolation(sandbox.available())  # inside: a probe that fails still leaves a results.json
         result = grade(submission, selected, require_isolation)
     except GradingError as error:
         environment = run_environment(sandbox.available(), require_isolation)

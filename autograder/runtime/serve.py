@@ -64,7 +64,7 @@ def warm_up(preload: list[str]) -> None:
         torch.nn.RNN(2, 2)(torch.zeros(1, 1, 2))
 
 
-def serve(config: dict[str, Any], confined: dict[str, str]) -> None:
+def serve(config: dict[str, Any], confined: dict[str, Any]) -> None:
     requests, responses = config["request_fd"], config["response_fd"]
     resolve = Resolver(config.get("package", "exercises"))
     root = config["submission"]
@@ -105,7 +105,7 @@ def _die_with_parent() -> None:
         ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
 
 
-def main(config: dict[str, Any], confined: dict[str, str] | None = None) -> None:
+def main(config: dict[str, Any], confined: dict[str, Any] | None = None) -> None:
     _die_with_parent()
     # under Landlock joblib cannot make its semaphores in /dev/shm; that is fine, and not the student's output
     warnings.filterwarnings("ignore", message=".*joblib will operate in serial mode")

@@ -13,26 +13,31 @@ import sys
 from typing import Any
 
 from . import landlock, seccomp
+from .state import Layer
+
+SECCOMP = "seccomp"  # its name in force
 
 
-def confine(config: dict[str, Any]) -> dict[str, str]:
-    """Apply the in-process layers `config` asks for; say, per layer, "abi N", "on", "off" or why it failed."""
-    report = {"landlock": "off", "seccomp": "off"}
+def confine(config: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """Apply the in-process layers `config` asks for; per layer, its state (`state.Layer`) as plain data."""
+    report = {"landlock": Layer.off("not asked for"), "seccomp": Layer.off("not asked for")}
     rules = config.get("landlock")
-    if rules:
+    if rules and rules.get("refused"):
+        report["landlock"] = Layer.failed(rules["refused"], landlock.abi())  # the grader found its grants unsafe
+    elif rules:
         own = [f"/proc/{os.getpid()}"]  # this process's own entries (its /proc/self), not other processes'
         try:
             version = landlock.restrict(rules["read"] + own, rules["listed"], rules["read_write"], rules["devices"])
-            report["landlock"] = f"abi {version}"
+            report["landlock"] = Layer.on(f"landlock abi {version}", abi=version)
         except OSError as error:
-            report["landlock"] = f"failed: {error.strerror or error}"
+            report["landlock"] = Layer.failed(str(error.strerror or error), landlock.abi())
     if config.get("seccomp"):
         try:
             seccomp.install()
-            report["seccomp"] = "on"
+            report["seccomp"] = Layer.on(SECCOMP)
         except OSError as error:
-            report["seccomp"] = f"failed: {error.strerror or error}"
-    return report
+            report["seccomp"] = Layer.failed(str(error.strerror or error))
+    return {name: layer.as_dict() for name, layer in report.items()}
 
 
 def measure(checks: dict[str, Any]) -> dict[str, Any]:

@@ -15,6 +15,7 @@ numbers 444-446 are the same on every architecture.
 """
 
 import ctypes
+import errno
 import os
 import stat
 
@@ -109,8 +110,11 @@ def restrict(read: list[str], listed: list[str], read_write: list[str], devices:
 
 
 def _allow(ruleset: int, path: str, rights: int) -> None:
+    if os.path.realpath(path) != os.path.normpath(path) and os.path.lexists(path):
+        # a rule opened through a link grants the link's target: never granted as such
+        raise Unavailable(errno.ELOOP, f"{path} is reached through a symbolic link: it is not granted")
     try:
-        handle = os.open(path, os.O_PATH | os.O_CLOEXEC)
+        handle = os.open(path, os.O_PATH | os.O_NOFOLLOW | os.O_CLOEXEC)
     except OSError:
         return  # not on this machine (or not inside this root)
     try:

@@ -17,7 +17,8 @@ from typing import Any
 from autograder.sandbox import landlock, namespaces, paths, uid
 
 SUPERVISOR = Path(__file__).resolve().parent / "supervisor.py"
-IN_WORKER = ("confine.py", "landlock.py", "seccomp.py")  # copied into each sandbox as the package autograde_sandbox
+# copied into each sandbox as the package autograde_sandbox
+IN_WORKER = ("confine.py", "landlock.py", "seccomp.py", "state.py")
 IN_WORKER_PACKAGE = "autograde_sandbox"
 # a root grader without a uid for the worker still takes every capability away from it
 NO_CAPABILITIES = ["--no-new-privs", "--inh-caps=-all", "--bounding-set=-all", "--"]
@@ -51,19 +52,27 @@ def command(plan: Plan, sandbox: Path, worker_uid: int | None, worker: list[str]
 
 
 def in_worker(plan: Plan, sandbox: Path) -> dict[str, Any]:
-    """What `confine` applies inside the worker: Landlock's grants, and whether to filter system calls."""
+    """What `confine` applies inside the worker: Landlock's grants, and whether to filter system calls.
+
+    The grants are real paths, checked against the hidden ones before the worker gets them: a
+    set that would open an instructor's file is refused whole (Landlock then fails to start).
+    """
     rules = None
     if plan.landlock:
         granted, listed = readable()
-        read_only = [sandbox / "submission", sandbox / "runtime"]
+        sandbox = sandbox.resolve()
+        read = [*granted, sandbox / "submission", sandbox / "runtime", *map(Path, paths.SYSTEM_FACTS)]
         devices = {path: landlock.READ_FILE for path in paths.DEVICES}
         devices["/dev/null"] |= landlock.WRITE_FILE
         rules = {
-            "read": [str(path) for path in [*granted, *read_only]] + list(paths.SYSTEM_FACTS),
+            "read": [str(path) for path in read],
             "listed": [str(path) for path in listed],
             "read_write": [str(sandbox / "scratch")],
             "devices": devices,
         }
+        unsafe = paths.unsafe([*read, sandbox / "scratch", *map(Path, devices)], paths.hidden_paths())
+        if unsafe:
+            rules = {"refused": f"the grader refused its own grants: {'; '.join(unsafe[:3])}"}
     return {"landlock": rules, "seccomp": plan.seccomp}
 
 

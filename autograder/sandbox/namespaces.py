@@ -17,7 +17,6 @@ then drops every capability.
 """
 
 import contextlib
-import os
 import shlex
 import shutil
 from pathlib import Path
@@ -55,13 +54,13 @@ def script(kind: str, sandbox: Path, uid: int | None, worker: list[str]) -> str:
     for private in PRIVATE:  # before the binds: an interpreter or a sandbox under /tmp is bound on top
         tmpfs = f"mount -t tmpfs -o mode=1777,size=256m tmpfs {root}{private}"
         lines += _step(f"make a private {private}", f"mkdir -p {root}{private} && {tmpfs}")
-    bound = paths.outermost([Path(p) for p in paths.SYSTEM if os.path.lexists(p)] + paths.interpreter_paths())
+    bound = paths.roots()  # real paths: a link is recreated as a link, its target bound only if granted itself
     for path in bound:
         inside = f"{root}{q(str(path))}"
-        if path.is_symlink():
-            lines += _step(f"link {path}", f"ln -sfn {q(os.readlink(path))} {inside}")
-        else:
-            lines += _step(f"bind {path}", f"mkdir -p {inside} && mount --rbind {q(str(path))} {inside}")
+        lines += _step(f"bind {path}", f"mkdir -p {inside} && mount --rbind {q(str(path))} {inside}")
+    for path, target in paths.links().items():  # the OS's, and those on the way to the interpreter
+        link = f"mkdir -p {root}{q(str(path.parent))} && ln -sfn {q(target)} {root}{q(str(path))}"
+        lines += _step(f"link {path}", link)
     lines += _step("bind /dev", f"mkdir -p {root}/dev && mount --rbind /dev {root}/dev")
     lines += _step("make a private /dev/shm", f"mount -t tmpfs -o mode=1777,size=64m tmpfs {root}/dev/shm")
     lines += _step("mount /proc", f"mkdir -p {root}/proc && mount -t proc proc {root}/proc")

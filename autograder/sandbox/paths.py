@@ -2,6 +2,11 @@
 
 One source for every layer that draws the line: the namespaces bind these paths into
 the worker's root, Landlock grants them, the probe checks the hidden ones stay shut.
+
+Every grant is a real path: a symbolic link is never granted as such (Landlock opens a rule
+through it, so a venv's `lib64 -> lib` would grant all of `lib`, site-packages' `solutions`
+and `autograder` included). A link's target is reachable only where it is granted on its
+own. `unsafe` checks the final set against the hidden paths before any layer applies it.
 """
 
 import os
@@ -16,6 +21,7 @@ SYSTEM = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/etc")  # what a
 SYSTEM_FACTS = ("/proc/cpuinfo", "/proc/meminfo", "/proc/stat", "/sys/devices/system/cpu")  # read by torch and numpy
 DEVICES = ("/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom")
 INSTRUCTOR_PACKAGES = ("autograder", "solutions")  # never readable, wherever a copy is installed
+MAX_LINKS = 40  # links followed on one path, as the kernel's own limit
 PRIVATE_VARIABLE = "AUTOGRADE_PRIVATE_PATHS"  # more paths the grader marks private (os.pathsep-separated)
 
 
@@ -35,10 +41,22 @@ def libraries() -> list[str]:
 
 
 def interpreter_paths() -> list[Path]:
-    """What the worker must still reach: the interpreter and its libraries (a venv and its base)."""
-    paths = {Path(sys.base_prefix), Path(sys.prefix), Path(sys.executable).resolve().parent}
+    """What the worker must still reach: the interpreter and its libraries (a venv and its base).
+
+    A folder this user cannot reach (a private home on the way) is left out: the worker, never more
+    privileged than the grader's user, could not reach it either, and the probe says what it misses.
+    """
+    paths = {Path(sys.base_prefix), Path(sys.prefix), Path(os.path.realpath(sys.executable)).parent}
     paths |= {Path(path) for path in sysconfig.get_paths().values()}
-    return sorted(path.resolve() for path in paths if path.exists())
+    return sorted({Path(os.path.realpath(path)) for path in paths if reachable(path)})
+
+
+def reachable(path: Path) -> bool:
+    """Whether `path` exists for this user (a folder it may not enter on the way counts as not)."""
+    try:
+        return path.exists()
+    except OSError:
+        return False
 
 
 def repository() -> Path | None:
@@ -59,6 +77,31 @@ def hidden_paths() -> list[Path]:
     return list(dict.fromkeys(found))
 
 
+def roots() -> list[Path]:
+    """The OS and interpreter folders to grant or bind, each by its real path (links resolved)."""
+    found = [Path(os.path.realpath(path)) for path in SYSTEM if os.path.exists(path)] + interpreter_paths()
+    return outermost(found)
+
+
+def links() -> dict[Path, str]:
+    """The links the worker's root recreates as links (never bound): link -> its target.
+
+    The OS folders that are links (/lib -> usr/lib on a merged /usr), and each link on the way from
+    the interpreter's path to its real file (a venv's python -> the python it was made from) that no
+    bound folder already holds. Each by its real location, so that none is written through a bind.
+    """
+    found = {Path(path): os.readlink(path) for path in SYSTEM if os.path.islink(path)}
+    path = Path(sys.executable)
+    for _ in range(MAX_LINKS):
+        located = Path(os.path.realpath(path.parent)) / path.name
+        if not located.is_symlink():
+            break
+        found[located] = os.readlink(located)
+        path = Path(os.path.normpath(located.parent / found[located]))
+    bound = roots()
+    return {link: target for link, target in found.items() if not any(link.is_relative_to(root) for root in bound)}
+
+
 def outermost(paths: list[Path]) -> list[Path]:
     """The paths not inside another one of them."""
     ordered = sorted(set(paths))
@@ -71,10 +114,10 @@ def around(root: Path, hidden: list[Path]) -> tuple[list[Path], list[Path]]:
     A grant covers a whole hierarchy, so a folder holding a hidden path is granted entry by
     entry instead, and only listed itself (the names in it show, not the files).
     """
-    if any(root == path for path in hidden):
-        return [], []
+    if any(root == path for path in hidden) or root.is_symlink():
+        return [], []  # a link is never granted: its target is granted on its own, or not at all
     inside = [path for path in hidden if path.is_relative_to(root)]
-    if not inside or not root.is_dir() or root.is_symlink():
+    if not inside or not root.is_dir():
         return [root], []
     granted, listed = [], [root]
     for entry in sorted(root.iterdir()):
@@ -86,13 +129,23 @@ def around(root: Path, hidden: list[Path]) -> tuple[list[Path], list[Path]]:
 
 def readable(hidden: list[Path]) -> tuple[list[Path], list[Path]]:
     """What the worker may read (whole hierarchies) and list (names only): the OS and the interpreter."""
-    roots = outermost([Path(path) for path in SYSTEM if os.path.lexists(path)] + interpreter_paths())
     granted, listed = [], []
-    for root in roots:
+    for root in roots():
         more, more_listed = around(root, hidden)
         granted += more
         listed += more_listed
     return granted, listed
+
+
+def unsafe(granted: list[Path], hidden: list[Path]) -> list[str]:
+    """What is wrong with a set of grants: one reached through a link, or one that holds a hidden path."""
+    problems = []
+    for grant in granted:
+        real = Path(os.path.realpath(grant))
+        if real != Path(grant):
+            problems.append(f"{grant} is a symbolic link (to {real})")
+        problems += [f"{grant} would open {path}" for path in hidden if path.is_relative_to(real)]
+    return problems
 
 
 def evidence(hidden: list[Path]) -> list[str]:

@@ -21,12 +21,13 @@ import stat
 import subprocess
 import sys
 import tempfile
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from autograder.sandbox import landlock, layers, namespaces, paths, seccomp, uid
-from autograder.sandbox.record import Isolation
+from autograder.sandbox.record import Exposure, Failure, Isolation
+from autograder.sandbox.state import Layer
 
 PROBE = (
     "import json, sys\n"
@@ -38,6 +39,7 @@ PROBE = (
 )
 CLEAN_ENVIRONMENT = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"}  # as the worker gets it
 TOOLS = ("unshare", "setpriv", "chroot")
+UNIX_PATH_MAX = 108  # bytes of a Unix socket's path, its final NUL included (sun_path)
 # what a layer in force must give whatever else runs: the probe breaking through it is a failure of its own
 PROMISED = {"namespaces": ("hidden_instructor_files", "no_network"), "landlock": ("hidden_instructor_files",)}
 
@@ -47,68 +49,93 @@ def available() -> Isolation:
     return found()[1]
 
 
+@dataclass(frozen=True)
+class Broken:
+    """Where the probe's chain stopped: the tool that said so ("namespaces" for their own steps), and its words."""
+
+    tool: str  # "namespaces", "unshare", "setpriv", "chroot", "mount", "worker" or "chain"
+    said: str
+
+    def __str__(self) -> str:
+        return self.said
+
+    @property
+    def in_namespaces(self) -> bool:
+        """Whether the chain failed in the namespaces' own steps (unshare, or the root they build)."""
+        return self.tool in ("namespaces", "unshare")
+
+
 @functools.cache
 def found() -> tuple[layers.Plan, Isolation]:
     """The layers every worker of this process gets (those that started in the probe), and their record."""
-    off: dict[str, str] = {}
-    version = landlock.abi()
-    if not version:
-        off["landlock"] = "off: the kernel has no Landlock (Linux 5.13+, landlock in the LSM list)"
-    if not seccomp.supported():
-        off["seccomp"] = f"off: no filter written for {os.uname().machine}"
-    kinds, off["namespaces"] = namespace_kinds()
-    if not uid.possible():
-        off["uid"] = "off: the grader is not root" if os.geteuid() else "off: no CAP_SETUID or no setpriv"
-    plan = layers.Plan(uid=not off.get("uid"), landlock=version, seccomp=not off.get("seccomp"))
-    failures: list[str] = []
+    states = unavailable()
+    kinds, why = namespace_kinds()
+    if not kinds:
+        states["namespaces"] = Layer.off(why)
+    plan = layers.Plan(uid="uid" not in states, landlock=landlock.abi(), seccomp="seccomp" not in states)
+    failures: list[Failure] = []
     for kind in [*kinds, ""]:
         tried = replace(plan, namespaces=kind)
-        outcome, failure = run(tried)
-        if failure and tried.uid and not (kind and from_namespaces(failure)):
-            failures.append(f"uid: {failure}")  # e.g. the worker's user may not run this interpreter
-            off["uid"] = f"failed: {failure}"
+        outcome, broken = run(tried)
+        if broken and tried.uid and not (kind and broken.in_namespaces):
+            failures.append(Failure("uid", str(broken)))  # e.g. the worker's user may not run this interpreter
+            states["uid"] = Layer.failed(str(broken))
             plan = tried = replace(plan, uid=False)
-            outcome, failure = run(tried)
+            outcome, broken = run(tried)
         if outcome is not None:
-            return tried, record(tried, outcome, off, failures)
-        failures.append(f"{kind}: {failure}; {namespaces.hint(kind)}" if kind else f"worker: {failure}")
+            return tried, record(tried, outcome, states, failures)
+        failures.append(Failure(kind or "worker", str(broken), namespaces.hint(kind) if kind else ""))
         if kind:
-            off["namespaces"] = f"failed: {failure}"
-    return layers.Plan(), Isolation(layers=off, failures=failures)
+            states["namespaces"] = Layer.failed(str(broken))
+    return layers.Plan(), Isolation(layers=states, failures=failures)
 
 
-def from_namespaces(failure: str) -> bool:
-    """Whether the chain failed in the namespaces' own steps (unshare, or the root they build)."""
-    return failure.startswith((namespaces.MARK, "unshare:"))
+def unavailable() -> dict[str, Layer]:
+    """The layers this machine does not allow at all, and why (the namespaces apart: `namespace_kinds`)."""
+    states = {}
+    if not landlock.abi():
+        states["landlock"] = Layer.off("the kernel has no Landlock (Linux 5.13+, landlock in the LSM list)")
+    if not seccomp.supported():
+        states["seccomp"] = Layer.off(f"no filter written for {os.uname().machine}")
+    if not uid.possible():
+        states["uid"] = Layer.off("the grader is not root" if os.geteuid() else "no CAP_SETUID or no setpriv")
+    return states
 
 
-def what_failed(stderr: str, status: int) -> str:
+TOOLS_SAYING = tuple((tool, f"{tool}:") for tool in ("unshare", "setpriv", "chroot", "mount"))
+TOOL_LINES = (("namespaces", namespaces.MARK), *TOOLS_SAYING)  # the namespaces' own line first, then a tool's
+
+
+def what_failed(stderr: str, status: int) -> Broken:
     """The line that says which step of the chain failed: the namespaces' own, else a tool's, else the last."""
     lines = [re.sub(r"^/\S*/(\w+):", r"\1:", line.strip()) for line in stderr.splitlines() if line.strip()]
-    for prefixes in ((namespaces.MARK,), ("unshare:", "setpriv:", "chroot:", "mount:")):
-        found = [line for line in lines if line.startswith(prefixes)]
-        if found:
-            return found[0][:300]
-    return lines[-1][:300] if lines else f"exit status {status}"
+    for wanted in (TOOL_LINES[:1], TOOL_LINES[1:]):
+        for line in lines:
+            tool = next((tool for tool, prefix in wanted if line.startswith(prefix)), "")
+            if tool:
+                return Broken(tool, line[:300])
+    return Broken("chain", lines[-1][:300] if lines else f"exit status {status}")
 
 
 def namespace_kinds() -> tuple[list[str], str]:
     """The namespace layers to try, best first, and why there are none when there are none."""
     if not all(shutil.which(tool) for tool in TOOLS):
-        return [], f"off: util-linux {', '.join(TOOLS)} not all found"
+        return [], f"util-linux {', '.join(TOOLS)} not all found"
     root = [namespaces.ROOT] if os.geteuid() == 0 and uid.has_capability(21) else []  # 21: CAP_SYS_ADMIN
     refused = namespaces.user_namespaces_allowed()
     user = [] if refused else [namespaces.USER]
-    return root + user, "" if root or user else f"off: {refused} and the grader is not root with CAP_SYS_ADMIN"
+    return root + user, "" if root or user else f"{refused} and the grader is not root with CAP_SYS_ADMIN"
 
 
-def run(plan: layers.Plan) -> tuple[dict[str, Any] | None, str]:
-    """The chain of `plan` with the probe as its worker: (what the probe saw, "") or (None, what failed)."""
+def run(plan: layers.Plan) -> tuple[dict[str, Any] | None, Broken | None]:
+    """The chain of `plan` with the probe as its worker: (what the probe saw, None) or (None, what failed)."""
     with contextlib.ExitStack() as stack:
         sandbox = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="autograde-probe-")))
         outside = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="autograde-probe-outside-")))
         outside.chmod(0o777)  # writable by any worker user: the probe must be stopped by the layers, not by modes
-        listeners = stack.enter_context(Listeners(outside / "socket"))
+        sockets = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="autograde-probe-", dir=short_folder())))
+        sockets.chmod(0o777)
+        listeners = stack.enter_context(Listeners(sockets / "socket"))
         (sandbox / "scratch").mkdir()
         lease = uid.Lease() if plan.uid else None
         if lease is not None:
@@ -131,7 +158,7 @@ def run(plan: layers.Plan) -> tuple[dict[str, Any] | None, str]:
             )
             stdout, stderr = process.communicate(timeout=60)
         except (OSError, subprocess.SubprocessError) as error:
-            return None, f"could not run the chain: {error}"
+            return None, Broken("chain", f"could not run the chain: {error}")
         try:
             outcome = json.loads(stdout.decode().strip().splitlines()[-1])
         except (ValueError, IndexError):
@@ -142,21 +169,31 @@ def run(plan: layers.Plan) -> tuple[dict[str, Any] | None, str]:
         outcome["heard"] = listeners.heard()
         outcome["wrote_outside"] = (outside / "written").exists()
         outcome["uid"] = worker_uid
-        return outcome, ""
+        outcome["grants"] = granted(config["confine"], plan)
+        return outcome, None
 
 
-def interpreter_problem(found: dict[str, Any]) -> str:
-    """Why the worker could not run the student's code on this interpreter ("" when it can).
+def short_folder() -> str:
+    """Where the probe's Unix socket goes: the temporary folder, unless its path would not fit in a socket's
+    address (108 bytes; a deep TMPDIR, such as a test's), then /tmp."""
+    base = tempfile.gettempdir()
+    return base if len(os.path.join(base, "autograde-probe-12345678", "socket")) < UNIX_PATH_MAX else "/tmp"
+
+
+def interpreter_problem(found: dict[str, Any]) -> Broken | None:
+    """Why the worker could not run the student's code on this interpreter (None when it can).
 
     A worker user that cannot enter a private home (Python under /root, mode 700) may still start
     *a* Python, the system's, which lacks the grader's libraries: the probe needs only the standard
     library, so it says what it saw.
     """
     if found.get("python") != sys.version:
-        return f"worker: its user runs another Python ({found.get('python', '?').split()[0]}): {INTERPRETER_HINT}"
+        version = str(found.get("python", "?")).partition(" ")[0]  # the version, as people read it
+        return Broken("worker", f"the worker's user runs another Python ({version}): {INTERPRETER_HINT}")
     if found.get("unreadable_libraries"):
-        return f"worker: its user cannot read {found['unreadable_libraries'][0]}: {INTERPRETER_HINT}"
-    return ""
+        unreadable = found["unreadable_libraries"][0]
+        return Broken("worker", f"the worker's user cannot read {unreadable}: {INTERPRETER_HINT}")
+    return None
 
 
 INTERPRETER_HINT = f"{sys.executable} and its libraries must be readable by every user (not in a private home)"
@@ -199,9 +236,18 @@ class Listeners:
         return heard
 
 
-def record(plan: layers.Plan, outcome: dict[str, Any], off: dict[str, str], failures: list[str]) -> Isolation:
+def granted(confine: dict[str, Any], plan: layers.Plan) -> list[str]:
+    """What the chain gave the worker to read: Landlock's grants where it applies, else the namespaces' binds."""
+    rules = confine.get("landlock") or {}
+    if rules.get("read"):
+        return [*rules["read"], *rules["read_write"], *rules["devices"]]
+    return [str(path) for path in paths.roots()] if plan.namespaces else []
+
+
+def record(plan: layers.Plan, outcome: dict[str, Any], states: dict[str, Layer], failures: list[Failure]) -> Isolation:
     """The Isolation record: what held (measured by the probe) and which layers give it."""
-    seen, applied = outcome["found"], outcome["layers"]
+    seen = outcome["found"]
+    applied = {name: Layer.from_dict(outcome["layers"].get(name)) for name in ("landlock", "seccomp")}
     held = {
         "separate_user": outcome["uid"] is not None,
         "no_network": not (seen["tcp"] or seen["udp"] or seen["unix"] or outcome["heard"]),
@@ -210,31 +256,44 @@ def record(plan: layers.Plan, outcome: dict[str, Any], off: dict[str, str], fail
         "own_pid_namespace": seen["pid"] == 1,
         "no_process_outlives": seen["pid"] == 1 or not seen["signal"],  # or a supervisor it cannot kill
     }
-    giving = givers(plan, outcome)
+    giving = givers(plan, outcome, applied)
     mechanisms = {name: giving[name] if held[name] else [] for name in held}
-    failures = failures + [f"{name}: {state}" for name, state in applied.items() if state.startswith("failed")]
-    in_force = {"namespaces": bool(plan.namespaces), "landlock": applied["landlock"].startswith("abi")}
+    failures = [*failures, *(Failure(name, layer.detail) for name, layer in applied.items() if layer.broke)]
+    in_force = {"namespaces": bool(plan.namespaces), "landlock": applied["landlock"].in_force}
     for layer, protections in PROMISED.items():
         broken = [name for name in protections if not held[name]]
         if in_force[layer] and broken:
-            failures.append(f"{layer}: in force, but the probe broke through: {', '.join(broken)}")
+            failures.append(Failure(layer, f"in force, but the probe broke through: {', '.join(broken)}"))
+    off = Layer.off("not tried")
     names = {
-        "namespaces": plan.namespaces or off.get("namespaces", "off"),
-        "uid": uid.NAME if outcome["uid"] is not None else off.get("uid", "off"),
-        "landlock": applied["landlock"] if plan.landlock else off.get("landlock", "off"),
-        "seccomp": applied["seccomp"] if plan.seccomp else off.get("seccomp", "off"),
+        "namespaces": Layer.on(plan.namespaces) if plan.namespaces else states.get("namespaces", off),
+        "uid": Layer.on(uid.NAME) if outcome["uid"] is not None else states.get("uid", off),
+        "landlock": applied["landlock"] if plan.landlock else states.get("landlock", off),
+        "seccomp": applied["seccomp"] if plan.seccomp else states.get("seccomp", off),
     }
-    return Isolation(**held, mechanisms=mechanisms, layers=names, failures=failures)
+    exposed = [Exposure(path, grant_of(path, outcome["grants"], plan)) for path in seen["read"]]
+    return Isolation(**held, mechanisms=mechanisms, layers=names, failures=failures, exposed=exposed)
 
 
-def givers(plan: layers.Plan, outcome: dict[str, Any]) -> dict[str, list[str]]:
-    """Per protection, the layers of `plan` that give it (where it holds)."""
-    applied, pid_namespace = outcome["layers"], outcome["found"]["pid"] == 1
-    ns = [plan.namespaces] if plan.namespaces else []
-    user = [uid.NAME] if outcome["uid"] is not None else []
-    version = int(applied["landlock"].split()[1]) if applied["landlock"].startswith("abi") else 0
-    lock = [f"landlock abi {version}"] if version else []
-    filtered = ["seccomp"] if applied["seccomp"] == "on" else []
+def grant_of(path: str, grants: list[str], plan: layers.Plan) -> str:
+    """Which grant let the worker read `path`: the Landlock rule or the bind whose real folder holds it."""
+    real = Path(os.path.realpath(path))
+    for grant in grants:
+        target = Path(os.path.realpath(grant))
+        if real.is_relative_to(target):
+            link = f", a link to {target}" if target != Path(grant) else ""
+            return f"{'Landlock grant' if plan.landlock else 'bound'} {grant}{link}"
+    return "no layer hid it" if not (plan.landlock or plan.namespaces) else ""
+
+
+def givers(plan: layers.Plan, outcome: dict[str, Any], applied: dict[str, Layer]) -> dict[str, list[str]]:
+    """Per protection, the layers of `plan` (record.LAYERS) that give it (where it holds)."""
+    pid_namespace = outcome["found"]["pid"] == 1
+    ns = ["namespaces"] if plan.namespaces else []
+    user = ["uid"] if outcome["uid"] is not None else []
+    version = applied["landlock"].abi if applied["landlock"].in_force else 0
+    lock = ["landlock"] if version else []
+    filtered = ["seccomp"] if applied["seccomp"].in_force else []
     return {
         "separate_user": user,
         "no_network": [*ns, *(lock if version >= 4 else []), *filtered],

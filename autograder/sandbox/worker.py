@@ -25,6 +25,8 @@ from autograder.locations import RUNTIME
 from autograder.rubric import Limits
 from autograder.runtime.frames import HEADER, write_frame
 from autograder.sandbox import layers, namespaces, paths, probe, uid
+from autograder.sandbox.record import Failure
+from autograder.sandbox.state import Layer
 
 RUNTIME_PACKAGE = "autograde_runtime"
 BOOT = (  # the worker's own layers first, while it is one thread that has imported nothing
@@ -163,7 +165,7 @@ class Worker:
             self.isolation = replace(self.isolation, failures=[*self.isolation.failures, *failed])
             if self.required:
                 self.close()
-                self.refused = f"isolation required, but in the worker {'; '.join(failed)}"
+                self.refused = f"isolation required, but in the worker {'; '.join(map(str, failed))}"
                 raise IsolationRefused(self.refused)
         self._ready = True
 
@@ -267,11 +269,11 @@ class Worker:
         return WorkerDied("exit", f"the worker exited with status {code} {when} (sys.exit or os._exit in your code?)")
 
 
-def confinement_failures(plan: layers.Plan, confined: dict[str, str]) -> list[str]:
-    """The in-worker layers of `plan` that this worker failed to apply."""
+def confinement_failures(plan: layers.Plan, confined: dict[str, Any]) -> list[Failure]:
+    """The in-worker layers of `plan` that this worker failed to apply (a state it did not report included)."""
     wanted = [name for name, on in (("landlock", plan.landlock), ("seccomp", plan.seccomp)) if on]
-    applied = {name: confined.get(name, "not applied") for name in wanted}
-    return [f"{name}: {state}" for name, state in applied.items() if not state.startswith(("abi", "on"))]
+    applied = {name: Layer.from_dict(confined.get(name)) for name in wanted}
+    return [Failure(name, str(layer)) for name, layer in applied.items() if not layer.in_force]
 
 
 def process_ceiling(plan: layers.Plan, limit: int) -> int:

@@ -1,9 +1,11 @@
 """The attacks again, in every situation a grading runs in that this machine can produce from root.
 
-tests/helpers/tiers.py makes each tier: Docker's defaults (Gradescope), an unprivileged user with
-user namespaces, one with Landlock only (an Ubuntu 24.04 runner), one with neither. In each, a
-grading with --require-isolation gives every attack exactly what it honestly earns and keeps it
-inside, or refuses before any student code runs; and results.json names the layers that held.
+tests/helpers/tiers.py makes each tier: root (a grader's machine, sudo), Docker's defaults
+(Gradescope), an unprivileged user with user namespaces, one with Landlock only (an Ubuntu 24.04
+runner without sudo), one with neither. Each grades with the grader as deployed (installed, not
+editable, in a venv of a world-readable interpreter: tests/helpers/deployed.py). In each, a grading
+with --require-isolation gives every attack exactly what it honestly earns and keeps it inside, or
+refuses before any student code runs; and results.json names the layers that held.
 
 The attacks whose defence is the same in every tier (configuration files, return values, output)
 run only in test_attacks.py. Those that meet the OS (imports and the network, reading the
@@ -17,8 +19,11 @@ import attack_suite as suite
 import pytest
 import tiers
 
+from autograder.sandbox import record
+
 MEETS_THE_OS = ("imports", "values_and_cheats", "processes", "kills")
 TIER_GROUPS = {
+    "root": ("imports", "values_and_cheats"),  # a grader's machine, sudo: the deployed grader (test_attacks: editable)
     "docker": MEETS_THE_OS,
     "user namespace": MEETS_THE_OS,
     "landlock": (*MEETS_THE_OS, "hangs", "exits"),
@@ -59,14 +64,13 @@ def test_it_holds_every_attack_in_each_tier_or_refuses_to_grade(tier, attack, gr
 @pytest.mark.parametrize("name", list(TIER_GROUPS))
 def test_it_records_the_layers_each_tier_gives_and_those_that_failed(name, gradings):
     tier = tiers.TIERS[name]
-    isolation = gradings("imports", tier).isolation
-    in_force = {
-        layer.split()[0] if layer.startswith("uid ") else layer
-        for found in isolation["mechanisms"].values()
-        for layer in found
-    }
+    isolation = record.from_dict(gradings(TIER_GROUPS[name][0], tier).isolation)
     expectation = tiers.expected(tier)
-    assert in_force == set(expectation.layers), isolation
-    failed = [failure.split(": ", 1) for failure in isolation["failures"]]  # "layer: step: what went wrong"
-    assert [layer for layer, _ in failed] == list(expectation.failing), isolation
-    assert all(":" in step for _, step in failed), isolation
+    giving = {layer for layers in isolation.mechanisms.values() for layer in layers}
+    assert giving == set(expectation.layers), isolation
+    assert [name for name in record.LAYERS if isolation.layer(name).in_force] == list(expectation.layers), isolation
+    assert isolation.layer("landlock").abi == expectation.abi, isolation
+    if expectation.namespaces:
+        assert isolation.layer("namespaces").detail == expectation.namespaces, isolation
+    assert [failure.layer for failure in isolation.failures] == list(expectation.failing), isolation
+    assert all(failure.step for failure in isolation.failures), isolation  # each names the step that failed

@@ -2,7 +2,6 @@
 
 import json
 import subprocess
-import sys
 
 import pytest
 import tiers
@@ -154,7 +153,7 @@ def test_it_keeps_the_reference_out_of_the_reports_of_a_grading_without_isolatio
         work / "submission", EXERCISES, {"recurrence": appended_to("recurrence", leak, EXERCISES)}
     )
     out = tiers.work_folder(work / "out", tier)
-    grade = [sys.executable, "-m", "autograder.cli", "grade", str(submission), "--out", str(out)]
+    grade = [str(tiers.python()), "-m", "autograder.cli", "grade", str(submission), "--out", str(out)]
     grade += ["--only", "rnn_forward", "--no-require-isolation"]
     command = tiers.command(tier, grade, work)
     done = subprocess.run(command, env=tiers.environment(tier, work), capture_output=True, text=True, timeout=300)

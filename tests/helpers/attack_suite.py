@@ -24,6 +24,7 @@ every attack still has its own test, its own items and its own traces.
 
 import contextlib
 import hashlib
+import importlib
 import inspect
 import json
 import multiprocessing
@@ -33,7 +34,6 @@ import secrets
 import signal
 import socket
 import subprocess
-import sys
 import tempfile
 import threading
 import time
@@ -46,11 +46,11 @@ from typing import Any
 import jsonschema
 import pytest
 from support import EXERCISES, ROOT, SOLUTIONS, appended_to, build_submission, grade
-from tiers import Expected, Tier, command, environment, here, work_folder
+from tiers import Expected, Tier, command, environment, here, python, work_folder
 
 from autograder import rubric, sandbox
 from autograder.grading import writers
-from autograder.grading.grade import IsolationRequired, failed_grading, run_environment
+from autograder.grading.grade import PRELOAD, IsolationRequired, failed_grading, run_environment
 from autograder.sandbox import WorkerLimits
 from solutions.initialisation import set_forget_bias as set_forget_bias_reference
 
@@ -447,7 +447,7 @@ def grade_in_pool(group: Group, built: Built, graded: Graded, pool: Any) -> None
 def grade_by_command(group: Group, built: Built, graded: Graded, tier: Tier, work: Path) -> None:
     """`autograde grade --require-isolation` in `tier`, in a session of its own (an attack reaching the
     grader's group reaches nothing else); `work` is the tier's work folder."""
-    argv = [sys.executable, "-m", "autograder.cli", "grade", str(built.submission), "--out", str(built.out)]
+    argv = [str(python()), "-m", "autograder.cli", "grade", str(built.submission), "--out", str(built.out)]
     argv += ["--only", ",".join(graded_functions(group)), "--require-isolation"]
     limit = group.promised_seconds() + HARNESS_SLACK
     started = time.monotonic()
@@ -650,6 +650,13 @@ def problems(attack: Attack, graded: Graded, expected: Expected) -> list[str]:
     return found
 
 
+def preload_grader() -> None:
+    """What grade-all's fork server imports once before its gradings (roster.server_preload), each pool
+    process too: torch._dynamo makes its cache folder in the grader's TMPDIR then, not in a grading's."""
+    for name in dict.fromkeys(name for names in PRELOAD.values() for name in names):
+        importlib.import_module(name)
+
+
 class Gradings:
     """The gradings a test module needs, each done once, two at a time, the slowest first.
 
@@ -662,7 +669,7 @@ class Gradings:
         self.folders = folders  # a fresh folder for a name
         self.futures: dict[tuple[str, str], Future[Graded]] = {}
         context = multiprocessing.get_context("spawn")  # no fork of a process that already runs torch threads
-        self.pool = context.Pool(PARALLEL_GRADINGS)
+        self.pool = context.Pool(PARALLEL_GRADINGS, initializer=preload_grader)
         self.threads = ThreadPoolExecutor(PARALLEL_GRADINGS)
 
     def start(self, group: str, tier: Tier | None = None) -> Future[Graded]:

@@ -8,11 +8,13 @@
     fallback        an unprivileged user without user namespaces and without Landlock (an old kernel)
 
 Dropping privileges needs root: `command` wraps a command line so that it runs in a tier.
-The unprivileged user is a bare uid (no account is needed, none is created). It must be able
-to run this interpreter, which may live where only root can reach it (pyenv under /root,
-mode 700): the command runs in a private mount namespace where each such folder is replaced
-by a view holding only what the tier needs (the interpreter, this checkout, the tier's work
-folder), bound from the real one. Nothing changes on the machine itself.
+Every tier grades with the grader as deployed (tests/helpers/deployed.py: a copy installed
+non-editable into a venv of Debian's world-readable python3), never with this checkout's editable
+install, whose interpreter sits where only root can reach it (pyenv under /root, mode 700). The
+unprivileged user is a bare uid (no account is needed, none is created). The tier's work folder
+may lie where it cannot reach either (pytest's temporary folders, mode 700): the command runs in a
+private mount namespace where each such folder is replaced by a view holding only the work folder,
+bound from the real one. Nothing changes on the machine itself.
 """
 
 import json
@@ -20,16 +22,14 @@ import os
 import shlex
 import shutil
 import stat
-import sys
-import sysconfig
 from dataclasses import dataclass
 from pathlib import Path
 
+import deployed
 import pytest
 
 from autograder.sandbox import landlock, namespaces, seccomp, uid
 
-ROOT = Path(__file__).resolve().parents[2]
 USER_ID = 60990  # below the workers' 61000-64999
 STAGE = Path("/dev/shm")  # where the view holds the real folders while it is built
 NO_LANDLOCK = (("landlock_create_ruleset", 0, 38),)  # ENOSYS: as a kernel without Landlock answers
@@ -84,8 +84,10 @@ class Expected:
     network: bool  # no connection leaves the worker
     private_tmp: bool  # nothing the worker writes to /tmp lands in the machine's /tmp
     no_leftovers: bool  # no process the worker starts outlives the grading
-    layers: tuple[str, ...]  # the layers results.json names as in force
+    layers: tuple[str, ...]  # the layers (record.LAYERS) results.json names as in force
     failing: tuple[str, ...] = ()  # the layers the machine seems to allow that must fail to start
+    namespaces: str = ""  # the kind in force (namespaces.ROOT or USER), "" for none
+    abi: int = 0  # Landlock's ABI in force, 0 for none
 
     @property
     def refused(self) -> bool:
@@ -104,9 +106,9 @@ def expected(tier: Tier) -> Expected:
     kind = namespaces.ROOT if root and not tier.drop_sys_admin else namespaces.USER if user_namespaces else ""
     tried_in_vain = allowed and not kind and not user_namespaces  # refused by seccomp or AppArmor
     filtered = seccomp.supported()
-    layers = [kind] if kind else []
+    layers = ["namespaces"] if kind else []
     layers += ["uid"] if root else []
-    layers += [f"landlock abi {version}"] if version else []
+    layers += ["landlock"] if version else []
     layers += ["seccomp"] if filtered else []
     return Expected(
         hidden=bool(kind) or version >= 1,
@@ -115,6 +117,8 @@ def expected(tier: Tier) -> Expected:
         no_leftovers=bool(kind) or root or version >= 6,  # a PID namespace, a uid, or Landlock's signal scope
         layers=tuple(layers),
         failing=(namespaces.USER,) if tried_in_vain else (),
+        namespaces=kind,
+        abi=version,
     )
 
 
@@ -153,6 +157,11 @@ def environment(tier: Tier, home: Path) -> dict[str, str]:
     return found
 
 
+def python() -> Path:
+    """The interpreter every tier grades with: the deployed grader's."""
+    return deployed.python()
+
+
 def command(tier: Tier, argv: list[str], work: Path) -> list[str]:
     """`argv` run in `tier`; `work` is its work folder (see `work_folder`)."""
     if not (tier.unprivileged or tier.drop_sys_admin or tier.deny()):
@@ -163,16 +172,14 @@ def command(tier: Tier, argv: list[str], work: Path) -> list[str]:
     if tier.drop_sys_admin:
         setpriv += ["--bounding-set=-sys_admin"]
     spec = {"deny": tier.deny(), "argv": [*setpriv, "--", *argv]}
-    enter = [sys.executable, "-c", ENTER, json.dumps(spec)]
+    enter = [str(python()), "-I", "-c", ENTER, json.dumps(spec)]
     script = view(needed([work]))
     return ["unshare", "--mount", "--propagation", "private", "--", "sh", "-c", script, "sh", *enter]
 
 
 def needed(reachable: list[Path]) -> list[Path]:
-    """What the tier's processes must reach: the interpreter, its libraries, this checkout, `reachable`."""
-    paths = {Path(sys.prefix), Path(sys.base_prefix), Path(sys.executable).resolve().parent, ROOT, *reachable}
-    paths |= {Path(path) for path in sysconfig.get_paths().values()}
-    return sorted({path.resolve() for path in paths if path.exists()})
+    """What the tier's processes must reach: the deployed grader's venv (world-readable already), `reachable`."""
+    return sorted({path.resolve() for path in [deployed.venv(), *reachable] if path.exists()})
 
 
 def blocked(path: Path) -> Path | None:

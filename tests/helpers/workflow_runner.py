@@ -5,9 +5,10 @@ step's environment, their outputs read from $GITHUB_OUTPUT; steps are skipped af
 unless their `if` says otherwise. The artifact actions copy folders into and out of a store kept
 per run (so one run can download another's). `actions/checkout` links the grader's package into
 the workspace, with the files the caller says this repository holds (a rubric file); setup-python
-and the named install steps are left out: the caller provides the tools on PATH. Expressions are
-evaluated for the forms the workflows use; any other expression fails the test, so a workflow
-cannot change under the tests unseen.
+and the named install steps are left out: the caller provides the tools on PATH, and the roster
+job's venv is the deployed grader's (tests/helpers/deployed.py runs that job's own install step,
+once for every test process). Expressions are evaluated for the forms the workflows use; any other
+expression fails the test, so a workflow cannot change under the tests unseen.
 """
 
 import fnmatch

@@ -6,21 +6,21 @@ told --no-require-isolation, which every report then says on its first line.
 
 import json
 import os
+import shutil
 import subprocess
-import sys
-import zipfile
 from collections.abc import Iterator
 from pathlib import Path
 
+import deployed
 import pytest
 import tiers
 from support import SOLUTIONS, build_submission
 
 from autograder import cli
-from autograder.release import gradescope
 from autograder.sandbox import Isolation, layers, namespaces, probe, uid
+from autograder.sandbox.state import Layer
 
-UNPROTECTED = Isolation(no_network=True, layers={"landlock": "off: left out by the test"})
+UNPROTECTED = Isolation(no_network=True, layers={"landlock": Layer.off("left out by the test")})
 CANARY = "import os\nos.makedirs({folder!r}, exist_ok=True)\nopen(os.path.join({folder!r}, 'ran'), 'w').write('ran')\n"
 
 
@@ -92,23 +92,24 @@ def test_a_layer_that_fails_to_start_is_named_with_its_step_on_the_terminal_and_
     failure = "root namespaces: unshare: unrecognized option '--no-such-option'"
     assert f"isolation: failed to start: {failure}" in capsys.readouterr().err
     isolation = json.loads((tmp_path / "results.json").read_text())["extra_data"]["isolation"]
-    assert any(line.startswith(failure) for line in isolation["failures"])
+    failed = {entry["layer"]: entry["step"] for entry in isolation["failures"]}
+    assert failed[namespaces.ROOT] == "unshare: unrecognized option '--no-such-option'", isolation["failures"]
     assert json.loads((tmp_path / "results.json").read_text())["score"] > 0
 
 
+@pytest.mark.slow  # the image the bundle's setup.sh builds
 def test_gradescopes_run_autograder_requires_isolation(tmp_path):
     tiers.require()
     tier = tiers.TIERS["fallback"]
+    image = deployed.gradescope_image()
     work = tiers.work_folder(tmp_path / "work", tier)
     root = tiers.work_folder(work / "autograder", tier)
-    gradescope.build(tmp_path / "autograder.zip")
-    with zipfile.ZipFile(tmp_path / "autograder.zip") as bundle:
-        bundle.extractall(root / "source")
-    (root / "source" / "run_autograder").chmod(0o755)
+    shutil.copytree(image / "source", root / "source")
     build_submission(root / "submission")
     tiers.work_folder(root / "results", tier)
-    environment = {**tiers.environment(tier, work), "AUTOGRADER_ROOT": str(root), "AUTOGRADER_PYTHON": sys.executable}
-    command = tiers.command(tier, [str(root / "source" / "run_autograder")], work)
+    environment = {**tiers.environment(tier, work), "AUTOGRADER_ROOT": str(root)}
+    environment["AUTOGRADER_PYTHON"] = str(image / "venv" / "bin" / "python")
+    command = tiers.command(tier, [str(image / "run_autograder")], work)
     done = subprocess.run(command, env=environment, capture_output=True, text=True, timeout=300)
     document = json.loads((root / "results" / "results.json").read_text())
     assert done.returncode == 0, done.stderr  # Gradescope shows results.json, which says why

@@ -1,24 +1,35 @@
-"""`autograde gradescope OUT.zip`: a bundle whose run_autograder grades a fake /autograder layout."""
+"""`autograde gradescope OUT.zip`: the bundle, deployed as Gradescope deploys it, grades what it should.
+
+The bundle is written by the deployed grader (installed, not editable); its own setup.sh builds the
+image's venv (tests/helpers/deployed.py, once for every test process); its own run_autograder grades
+each submission form as root without CAP_SYS_ADMIN and with user namespaces refused (Docker's
+defaults, which Gradescope's containers have: tests/helpers/tiers.py).
+"""
 
 import base64
 import json
-import os
 import secrets
 import shutil
 import subprocess
-import sys
+import tomllib
 import zipfile
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+import attack_suite as suite
+import deployed
 import jsonschema
 import pytest
-from support import EXERCISES, SOLUTIONS, build_submission
+import tiers
+from support import EXERCISES, ROOT, SOLUTIONS, build_submission
 
 from autograder import cli, rubric
 from autograder.gradescope_run import find_submission
 from autograder.grading import submission
 from autograder.grading.submission import Submission, Why
 from autograder.release import gradescope
+from autograder.sandbox import record
 
 SCHEMA = json.loads((Path(__file__).parents[1] / "gradescope_results.schema.json").read_text())
 
@@ -30,38 +41,13 @@ def bundle(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return out
 
 
-def autograder_root(bundle: Path, folder: Path, submission: Path | None) -> Path:
-    """Gradescope's layout: the zip unpacked in source/, run_autograder copied beside it, the submission."""
-    root = folder / "autograder"
-    with zipfile.ZipFile(bundle) as archive:
-        archive.extractall(root / "source")
-    for name in ("run_autograder", "setup.sh"):
-        (root / "source" / name).chmod(0o755)  # extractall does not restore modes; Gradescope's unzip does
-    shutil.copy2(root / "source" / "run_autograder", root / "run_autograder")
-    if submission is not None:
-        shutil.copytree(submission, root / "submission")
-    (root / "results").mkdir()
-    return root
-
-
-def run_autograder(root: Path) -> tuple[subprocess.CompletedProcess, dict]:
-    env = {key: value for key, value in os.environ.items() if key != "PYTHONPATH"}
-    env.update(AUTOGRADER_ROOT=str(root), AUTOGRADER_PYTHON=sys.executable)  # setup.sh's venv skipped
-    done = subprocess.run(
-        [str(root / "run_autograder")], cwd=root, env=env, capture_output=True, text=True, timeout=600
-    )
-    document = json.loads((root / "results" / "results.json").read_text())
-    jsonschema.validate(document, SCHEMA)
-    return done, document
-
-
 def test_it_puts_setup_and_run_autograder_at_the_root_executable(bundle):
     with zipfile.ZipFile(bundle) as archive:
         modes = {info.filename: info.external_attr >> 16 for info in archive.infolist()}
         setup = archive.read("setup.sh").decode()
     assert modes["setup.sh"] & 0o111 and modes["run_autograder"] & 0o111
-    assert "torch==2.13.0 --index-url https://download.pytorch.org/whl/cpu" in setup
-    assert 'pip install "$ROOT/source/grader"' in setup
+    assert "https://download.pytorch.org/whl/cpu" in setup and "pip install torch==2.13.0" in setup
+    assert 'pip install "$ROOT/source/grader"' in setup  # installed, not editable
 
 
 def test_it_carries_the_grader_its_reference_and_rubric_but_no_caches_or_project_tests(bundle):
@@ -92,26 +78,138 @@ def test_it_finds_the_exercises_folder_however_the_student_uploaded(tmp_path):
     assert find_submission(loose, tmp_path / "s3") == Submission(loose, ".")
 
 
-def test_its_run_autograder_writes_results_even_for_an_empty_submission(bundle, tmp_path):
-    root = autograder_root(bundle, tmp_path, None)
+# -- the bundle as Gradescope deploys it: its own setup.sh, its own run_autograder, Docker's defaults ----------
+FORMS = ("repository", "zip", "loose")  # uploaded from GitHub, as a zip of the repository folder, as loose modules
+DOCKER = tiers.TIERS["docker"]  # root without CAP_SYS_ADMIN, user namespaces refused by seccomp: Gradescope's
+ATTACKS = suite.GROUPS["values_and_cheats"]  # import_solutions and search_expected read the reference from disk
+RUBRIC = rubric.load()
+
+
+def place(submission: Path, target: Path, form: str) -> None:
+    """The submission as Gradescope unpacks each form (regular files: nothing relies on its unzip's links)."""
+    if form == "repository":
+        shutil.copytree(submission, target)
+    elif form == "zip":
+        shutil.copytree(submission, target / "week07-main")
+    else:
+        target.mkdir()
+        for module in sorted((submission / "exercises").glob("*.py")):
+            shutil.copyfile(module, target / module.name)
+
+
+def autograder_root(folder: Path, submission: Path | None, form: str = "repository") -> Path:
+    """Gradescope's layout for one submission: the image's source/ and run_autograder, submission/, results/."""
+    image = deployed.gradescope_image()
+    root = tiers.work_folder(folder / "autograder", DOCKER)
+    shutil.copytree(image / "source", root / "source", symlinks=True)
+    shutil.copy2(image / "run_autograder", root / "run_autograder")
+    if submission is not None:
+        place(submission, root / "submission", form)
+    (root / "results").mkdir()
+    return root
+
+
+def run_autograder(root: Path) -> tuple[subprocess.CompletedProcess, dict]:
+    """The bundle's own run_autograder, as root in Docker's defaults, with the venv its setup.sh made."""
+    python = deployed.gradescope_image() / "venv" / "bin" / "python"
+    environment = {**tiers.environment(DOCKER, root.parent), "AUTOGRADER_ROOT": str(root)}
+    environment["AUTOGRADER_PYTHON"] = str(python)  # the image's venv: root/ holds only this submission
+    command = tiers.command(DOCKER, [str(root / "run_autograder")], root.parent)
+    done = subprocess.run(command, cwd=root, env=environment, capture_output=True, text=True, timeout=900)
+    document = json.loads((root / "results" / "results.json").read_text())
+    jsonschema.validate(document, SCHEMA)
+    return done, document
+
+
+@pytest.fixture(scope="module")
+def gradings(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict]:
+    """Every (base, form) grading through run_autograder, two at a time; the attacks' traces looked for after."""
+    tiers.require()
+    deployed.gradescope_image()  # built once, before the gradings start
+    folder = tmp_path_factory.mktemp("gradescope")
+    built = suite.build(ATTACKS, tiers.work_folder(folder / "attacks", DOCKER))
+    bases = {
+        "reference": build_submission(folder / "reference"),
+        "stubs": build_submission(folder / "stubs", EXERCISES),
+    }
+    bases["attacks"] = built.submission
+    cases = [(base, form) for base in bases for form in FORMS]
+    with ThreadPoolExecutor(2) as pool:
+        futures = {case: pool.submit(grade_one, bases[case[0]], folder / "-".join(case), case[1]) for case in cases}
+        done = {case: future.result() for case, future in futures.items()}
+    try:
+        done["traces"] = attack_traces(built)
+        yield done
+    finally:
+        built.server.close()
+        suite.kill_all(built.tokens)
+        for mark in built.marks.values():
+            mark.unlink(missing_ok=True)
+
+
+def grade_one(submission: Path, folder: Path, form: str) -> tuple[subprocess.CompletedProcess, dict]:
+    return run_autograder(autograder_root(tiers.work_folder(folder, DOCKER), submission, form))
+
+
+def attack_traces(built: suite.Built) -> list[str]:
+    """What the attacks left outside their gradings: marks, processes, calls to the loopback server."""
+    traces = [f"{name} wrote {mark}" for name, mark in built.marks.items() if mark.exists()]
+    traces += [
+        f"{name}: {len(pids)} process(es) outlived the grading" for name, pids in suite.survivors(built.tokens).items()
+    ]
+    return traces + [f"reached the test's loopback server: {line!r}" for line in built.server.heard]
+
+
+def earned(document: dict) -> dict[str, float]:
+    return {test["name"]: test["score"] for test in document["tests"]}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("form", FORMS)
+def test_its_own_scripts_grade_the_reference_full_under_dockers_defaults(gradings, form):
+    done, document = gradings[("reference", form)]
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert document["score"] == RUBRIC.total, document["output"][-3000:]
+    isolation = record.from_dict(document["extra_data"]["isolation"])
+    assert document["extra_data"]["isolation_required"] is True and isolation.missing() == []
+    assert [name for name in record.LAYERS if isolation.layer(name).in_force] == ["uid", "landlock", "seccomp"]
+    assert "grader-venv" not in done.stdout and "/venv/lib/python3.11/site-packages/autograder" in done.stdout
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("form", FORMS)
+def test_its_own_scripts_grade_the_stubs_zero(gradings, form):
+    done, document = gradings[("stubs", form)]
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert document["score"] == 0 and document["extra_data"]["max_score"] == RUBRIC.total
+    assert "isolation required" not in document["output"]  # graded, not refused
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("form", FORMS)
+def test_its_own_scripts_give_the_file_reading_attacks_only_what_they_honestly_earn(gradings, form):
+    done, document = gradings[("attacks", form)]
+    assert done.returncode == 0, done.stderr[-3000:]
+    graded = suite.Graded(results=json.dumps(document))
+    for attack in suite.members(ATTACKS):
+        assert suite.item_problems(graded, attack.expected, attack.feedback) == [], attack.name
+    zero = {function for attack in suite.members(ATTACKS) for function, got in attack.expected.items() if got == "zero"}
+    assert {"set_forget_bias", "sample"} <= zero  # import_solutions' and search_expected's targets
+    honest = sum(item.points for item in RUBRIC.items if item.function not in zero)
+    assert document["score"] == honest, document["output"][-2000:]
+    assert gradings["traces"] == []
+
+
+@pytest.mark.slow
+def test_its_run_autograder_writes_results_even_for_an_empty_submission(tmp_path):
+    tiers.require()
+    root = autograder_root(tiers.work_folder(tmp_path / "work", DOCKER), None)
     (root / "submission").mkdir()
     done, document = run_autograder(root)
     assert done.returncode == 0, done.stderr
     assert document["score"] == 0 and "has no exercises/ folder" in document["output"]
-    assert f"grader: {root / 'source' / 'grader' / 'autograder'}" in done.stdout  # the bundle's copy, not this repo
-
-
-@pytest.mark.parametrize(
-    ("base", "expected"),
-    [pytest.param(SOLUTIONS, "full", marks=pytest.mark.slow, id="reference"), pytest.param(EXERCISES, 0, id="stubs")],
-)
-def test_its_run_autograder_scores_the_reference_full_and_the_stubs_zero(bundle, tmp_path, base, expected):
-    root = autograder_root(bundle, tmp_path, build_submission(tmp_path / "upload", base))
-    done, document = run_autograder(root)
-    assert done.returncode == 0, done.stderr[-3000:]
-    total = rubric.load().total
-    assert document["score"] == (total if expected == "full" else 0), done.stdout[-3000:]
-    assert document["extra_data"]["max_score"] == total
+    site = deployed.gradescope_image() / "venv" / "lib" / "python3.11" / "site-packages"
+    assert f"grader: {site / 'autograder'}" in done.stdout  # setup.sh's installed copy, not this checkout
 
 
 LEAKING_BASELINE = '''
@@ -141,9 +239,8 @@ def secret_texts(path: Path) -> list[str]:
     return [*lines, base64.b64encode(data).decode()[:40]]
 
 
-def test_its_run_autograder_reads_no_link_of_a_loose_upload_and_nothing_of_their_targets_reaches_a_report(
-    bundle, tmp_path
-):
+@pytest.mark.slow
+def test_its_run_autograder_reads_no_link_of_a_loose_upload_and_nothing_of_their_targets_reaches_a_report(tmp_path):
     """The issue's 1.7 KB zip of links scored 100/100, and a link to /etc/shadow became a readable copy."""
     upload = tmp_path / "upload"
     upload.mkdir()
@@ -155,7 +252,8 @@ def test_its_run_autograder_reads_no_link_of_a_loose_upload_and_nothing_of_their
     (tmp_path / "secret").write_text(f"instructor-only {secrets.token_hex(16)}\n")
     (tmp_path / "secret").chmod(0o600)
     (upload / "secret.py").symlink_to(tmp_path / "secret")
-    root = autograder_root(bundle, tmp_path, None)
+    tiers.require()
+    root = autograder_root(tiers.work_folder(tmp_path / "work", DOCKER), None)
     shutil.copytree(upload, root / "submission", symlinks=True)  # as an unzip that restores links leaves it
     done, document = run_autograder(root)
     assert done.returncode == 0, done.stderr[-3000:]
@@ -172,9 +270,11 @@ def test_its_run_autograder_reads_no_link_of_a_loose_upload_and_nothing_of_their
         assert not any(text in report for report in reports), f"{text[:30]!r} reached a report"
 
 
-def test_its_run_autograder_reads_a_bounded_number_of_loose_modules_each_within_the_size_limit(bundle, tmp_path):
+@pytest.mark.slow
+def test_its_run_autograder_reads_a_bounded_number_of_loose_modules_each_within_the_size_limit(tmp_path):
     """The loose form copied every file (20,000 modules, a 300 MB one) before the 1 MB limit applied."""
-    root = autograder_root(bundle, tmp_path, None)
+    tiers.require()
+    root = autograder_root(tiers.work_folder(tmp_path / "work", DOCKER), None)
     upload = root / "submission"
     upload.mkdir()
     shutil.copyfile(SOLUTIONS / "padding.py", upload / "padding.py")
@@ -239,3 +339,28 @@ def test_it_unpacks_a_zip_left_as_uploaded_as_data(tmp_path):
     assert written == ["staging/week07-main/exercises/padding.py", "upload/week07.zip"]
     assert (tmp_path / "staging" / "week07-main" / "exercises" / "padding.py").read_bytes() == padding
     assert not Path("/tmp/absolute.py").exists()
+
+
+@pytest.mark.slow
+def test_an_installed_grader_writes_the_same_bundle_as_this_checkout(tmp_path):
+    """`autograde gradescope` from the deployed (non-editable) grader: no pyproject.toml of its own to copy."""
+    gradescope.build(tmp_path / "checkout.zip")
+    done = subprocess.run(
+        [str(deployed.autograde()), "gradescope", str(tmp_path / "installed.zip")],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr
+    with zipfile.ZipFile(tmp_path / "checkout.zip") as ours, zipfile.ZipFile(tmp_path / "installed.zip") as theirs:
+        assert ours.namelist() == theirs.namelist()
+        assert [ours.read(name) for name in ours.namelist()] == [theirs.read(name) for name in theirs.namelist()]
+
+
+def test_its_packaging_has_this_projects_runtime_requirements_and_no_extras(bundle):
+    with zipfile.ZipFile(bundle) as archive:
+        packaging = tomllib.loads(archive.read("grader/pyproject.toml").decode())
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    assert packaging["project"]["dependencies"] == project["dependencies"]
+    assert packaging["project"]["name"] == project["name"] and packaging["project"]["scripts"] == project["scripts"]

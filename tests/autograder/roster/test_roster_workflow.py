@@ -1,7 +1,8 @@
 """The roster workflow run here end to end: shards, per-student deadlines, re-runs, the merge, feedback.
 
 Its jobs run step by step as a runner runs them (tests/helpers/workflow_runner.py): the grading
-step verbatim, under a stand-in `sudo` that resets the environment as sudo does, over git
+step verbatim, under a stand-in `sudo` that resets the environment as sudo does, with the grader
+the job's own install step put in its venv (tests/helpers/deployed.py: not editable), over git
 repositories standing in for the students' (commits dated around the deadline), cloned through
 $GITHUB_SERVER_URL; the feedback step against a stand-in `gh`. Three runs: the whole roster, a
 re-run of one student who got an extension, a re-run of one shard; each merged with the last.
@@ -17,6 +18,8 @@ import sys
 from collections.abc import Iterator
 from pathlib import Path
 
+import attack_suite as suite
+import deployed
 import hostile
 import pytest
 import workflow_runner
@@ -27,6 +30,7 @@ from workflow_runner import Artifacts, Context, Runner, environment, evaluate, s
 
 from autograder import TITLE, rubric
 from autograder.roster.issues import ISSUE_TITLE
+from autograder.sandbox import record
 
 WORKFLOW = ROOT / ".github" / "workflows" / "grade-roster.yml"
 DEADLINE = "2026-12-04T23:59:00+01:00"
@@ -113,8 +117,8 @@ def run_workflow(course: dict, run: int, **inputs: object) -> dict:
     needs = {"setup": {"result": setup.result, "outputs": setup.outputs}}
     for entry in json.loads(setup.outputs["matrix"])["include"]:
         workspace = root / f"grade-{entry['shard']}"
-        (workspace / "grader-venv").mkdir(parents=True)
-        (workspace / "grader-venv" / "bin").symlink_to(course["tools"])  # what the left-out install step makes
+        workspace.mkdir(parents=True)
+        (workspace / "grader-venv").symlink_to(deployed.venv())  # what the left-out install step makes
         context = Context(inputs, github, secrets, matrix=entry, needs=needs)
         jobs["shards"][entry["shard"]] = runner.run_job("grade", run, context, workspace)
     failed = any(job.result == "failure" for job in jobs["shards"].values())
@@ -534,3 +538,52 @@ def test_a_fork_with_a_hostile_tree_is_graded_and_its_reports_and_feedback_issue
     assert hostile.workflow_commands(grading.stdout + grading.stderr) == []
     shard_headings = [f"Gradebook · {TITLE}", "Students", "Full marks per item", "Grading failed: regrade or follow up"]
     assert hostile.live(shard.summary, [], shard_headings) == []
+
+
+# -- a hostile student in the job as deployed ---------------------------------------------------------
+@pytest.fixture(scope="module")
+def attacked_shard(tmp_path_factory: pytest.TempPathFactory) -> dict:
+    """One student, eve: the reference, but set_forget_bias imports the instructor's or reads it from disk
+    (tests/attacks' import_solutions); the roster's setup and shard jobs, the grading as root under sudo."""
+    root = tmp_path_factory.mktemp("attacked")
+    repository = root / "remotes" / "course" / "eve-week07"
+    attack = suite.SUBMISSIONS / "import_solutions" / "exercises" / "initialisation.py"
+    commit(repository, "2026-12-04T20:00:00+01:00", padding_done=True)
+    for path in SOLUTIONS.glob("*.py"):
+        shutil.copyfile(path, repository / "exercises" / path.name)
+    laid = suite.laid_over(SOLUTIONS, Path("exercises/initialisation.py"), attack.read_text())
+    (repository / "exercises" / "initialisation.py").write_text(laid)
+    git(repository, "commit", "--quiet", "-am", "the attack", when="2026-12-04T21:00:00+01:00")
+    stand_ins, bin_folder = root / "stand-ins", tools(root / "tools", sys.executable)
+    stand_in_sudo(stand_ins, root / "sudo.log")
+    env = environment(f"{stand_ins}:{bin_folder}:{os.environ['PATH']}", GITHUB_SERVER_URL=f"file://{root / 'remotes'}")
+    runner = Runner(yaml.safe_load(WORKFLOW.read_text()), Artifacts(root / "artifacts"), env, left_out=INSTALLS)
+    (root / "roster.txt").write_text("course/eve-week07\n")
+    inputs = {"deadline": DEADLINE, "max_parallel": 1, "shard_size": 30, "students": "", "shards": "",
+              "previous_run": "", "feedback": False, "roster": str(root / "roster.txt"),
+              "rubric": "autograder/rubric.toml"}  # fmt: skip
+    setup = runner.run_job("setup", 1, Context(inputs, {"token": "run-token"}), root / "setup")
+    entry = json.loads(setup.outputs["matrix"])["include"][0]
+    workspace = root / "grade-1"
+    workspace.mkdir()
+    (workspace / "grader-venv").symlink_to(deployed.venv())  # what the left-out install step makes
+    needs = {"setup": {"result": setup.result, "outputs": setup.outputs}}
+    job = runner.run_job("grade", 1, Context(inputs, {"token": "run-token"}, matrix=entry, needs=needs), workspace)
+    results = workspace / "results" / "course__eve-week07" / "results.json"
+    return {"job": job, "results": json.loads(results.read_text()), "sudo": (root / "sudo.log").read_text()}
+
+
+@pytest.mark.slow
+def test_the_shard_job_as_deployed_gives_an_attack_on_the_reference_nothing_and_records_its_isolation(
+    attacked_shard,
+):
+    job, document = attacked_shard["job"], attacked_shard["results"]
+    assert job.result == "success", [(step.name, step.stderr[-2000:]) for step in job.steps if step.status]
+    assert f"{deployed.venv().parent.name}" not in attacked_shard["sudo"]  # called through the job's own venv path
+    scores = {test["name"]: (test["score"], test["max_score"]) for test in document["tests"]}
+    attacked = {item.name for item in rubric.load().items if item.function == "set_forget_bias"}
+    assert attacked and all(scores[name][0] == 0 for name in attacked), scores
+    assert all(score == most for name, (score, most) in scores.items() if name not in attacked), scores
+    isolation = record.from_dict(document["extra_data"]["isolation"])
+    assert document["extra_data"]["isolation_required"] is True and isolation.missing() == []
+    assert [name for name in record.LAYERS if isolation.layer(name).in_force] == list(record.LAYERS)

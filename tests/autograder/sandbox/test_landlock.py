@@ -42,6 +42,7 @@ print(json.dumps(found))
 def test_it_confines_a_process_and_its_children_to_what_it_grants(tmp_path):
     stdlib = sysconfig.get_paths()["stdlib"]
     granted = [stdlib, sys.prefix, sys.base_prefix, "/usr", "/lib", "/lib64", "/etc", *sys.path[1:]]
+    granted = list(dict.fromkeys(os.path.realpath(path) for path in granted))  # grants are real paths
     secret, listed, rw = tmp_path / "secret.txt", tmp_path / "listed", tmp_path / "rw"
     secret.write_text("the reference")
     listed.mkdir()
@@ -80,3 +81,39 @@ def test_it_handles_what_each_abi_knows():
     assert files & landlock.REFER and files & landlock.TRUNCATE and files & landlock.IOCTL_DEV
     assert network == landlock.NET_BIND_TCP | landlock.NET_CONNECT_TCP
     assert scopes == landlock.SCOPE_SIGNAL | landlock.SCOPE_ABSTRACT_UNIX_SOCKET
+
+
+LINKED = """
+import json, os, sys
+from autograder.sandbox import landlock
+granted, through_link, planted = json.loads(sys.argv[1])
+try:
+    landlock.restrict([through_link], [], [], {})
+    refused = ""
+except landlock.Unavailable as error:
+    refused = error.strerror
+landlock.restrict(granted, [], [], {})
+try:
+    open(os.path.join(planted, "secret.txt")).read()
+    read = "allowed"
+except OSError as error:
+    read = type(error).__name__
+print(json.dumps({"refused": refused, "read through the planted link": read}))
+"""
+
+
+def test_it_never_grants_through_a_link_and_a_link_planted_in_a_grant_opens_nothing(tmp_path):
+    secret, public = tmp_path / "secret", tmp_path / "public"
+    secret.mkdir()
+    (secret / "secret.txt").write_text("the reference")
+    public.mkdir()
+    (public / "planted").symlink_to(secret)  # inside a granted folder, pointing at a folder never granted
+    (tmp_path / "lib64").symlink_to(secret)  # as a venv's lib64 -> lib: a rule asked through it
+    granted = list(dict.fromkeys(os.path.realpath(path) for path in [*sys.path[1:], sys.base_prefix, "/usr", "/etc"]))
+    arguments = [[*granted, str(public)], str(tmp_path / "lib64"), str(public / "planted")]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    argv = [sys.executable, "-c", LINKED, json.dumps(arguments)]
+    done = subprocess.run(argv, capture_output=True, text=True, env=env)
+    found = json.loads(done.stdout or "{}")
+    assert "symbolic link" in found.get("refused", ""), done.stderr
+    assert found["read through the planted link"] == "PermissionError"

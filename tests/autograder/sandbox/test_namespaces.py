@@ -11,6 +11,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import deployed
 import pytest
 from attempt import ATTEMPT
 from support import ROOT, SOLUTIONS
@@ -47,12 +48,11 @@ os.execvp(command[0], command)
 
 
 @pytest.fixture(scope="module")
-def tmp_venv(tmp_path_factory: pytest.TempPathFactory):
-    """A virtual environment directly under /tmp, as a clean clone's CI might make it."""
-    folder = Path(f"/tmp/autograde-venv-test-{os.getpid()}")
-    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(folder)], check=True, timeout=120)
-    yield folder / "bin" / "python"
-    subprocess.run(["rm", "-rf", str(folder)], check=True)
+def tmp_venv() -> Path:
+    """A virtual environment directly under /tmp, as a clean clone's CI might make it: the deployed grader's."""
+    python = deployed.python()
+    assert python.is_relative_to("/tmp")
+    return python
 
 
 def grade_in(
@@ -63,6 +63,7 @@ def grade_in(
     return subprocess.run(argv, capture_output=True, text=True, env=environment, timeout=120)
 
 
+@pytest.mark.slow  # the deployed grader's venv
 @pytest.mark.parametrize("kind", [namespaces.ROOT, namespaces.USER])
 def test_it_runs_the_worker_in_a_root_of_its_own_even_from_a_venv_under_tmp(kind, tmp_venv, tmp_path):
     sandbox = Path(f"/tmp/autograde-ns-test-{os.getpid()}")

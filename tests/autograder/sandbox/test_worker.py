@@ -271,7 +271,7 @@ def run_checks(tier: tiers.Tier, work: Path) -> dict:
             str(heartbeat),
         ]
         grader = subprocess.Popen(
-            tiers.command(tier, [sys.executable, "-c", CHECKS, *arguments], work),
+            tiers.command(tier, [str(tiers.python()), "-c", CHECKS, *arguments], work),
             env=tiers.environment(tier, work),
             stdout=subprocess.PIPE,
             text=True,
