@@ -139,7 +139,7 @@ class Suspects:
     def part(self, pick: Callable[[Any], Any]) -> "Suspects":
         return Suspects(self.table, self.call, pick, self.cache)
 
-    def keys(self, pairs: bool = False) -> Iterable[str]:
+    def mistakes(self, pairs: bool = False) -> Iterable[str]:
         if not pairs:
             return self.table.keys()
         return getattr(self.table, "pair_keys", ())
@@ -162,7 +162,7 @@ class Suspects:
     def raising(self, error: str) -> str | None:
         """The first mistake (then pair) whose variant raises `error` ("Type: first line") on this case."""
         for pairs in (False, True):
-            for key in self.keys(pairs):
+            for key in self.mistakes(pairs):
                 if self._run(key) == Raise(error):
                     return key
         return None
@@ -176,7 +176,7 @@ def known(outputs: dict[str, Any]) -> Suspects:
 def explaining(cases: list[tuple[Any, Suspects]], matches: Callable[[Any, Any], bool]) -> str | None:
     """The first mistake, or else the first pair, whose output matches the student's on every case."""
     for pairs in (False, True):
-        keys = dict.fromkeys(key for _, suspects in cases for key in suspects.keys(pairs))
+        keys = dict.fromkeys(key for _, suspects in cases for key in suspects.mistakes(pairs))
         for key in keys:
             if all(matches(got, suspects.output(key)) for got, suspects in cases):
                 return key
