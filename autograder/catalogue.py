@@ -141,16 +141,16 @@ MISTAKES = [
     Mistake(
         "P4",
         "encode_packed",
-        "Your h_n is read from the unpacked output's last step (output[:, -1], or output[-1], the last row): "
-        "for every row shorter than the batch that step is padding, all zeros. Take h_n from the state the "
-        "layer returns for the packed batch (its last layer, and for an LSTM the h of (h, c))",
+        "Your h_n is the unpacked output's last step (output[:, -1]; output[-1] is the last row): "
+        "padding, zeros, for every short row. Take h_n from the state the layer returns for the packed "
+        "batch",
         _DAY4_PACK,
     ),
     Mistake(
         "P5",
         "encode_packed",
-        "Your output stops at the longest row: pad_packed_sequence pads only that far unless it is told "
-        "the length. Pass total_length=embedded.shape[1], so the output keeps the batch's padded length",
+        "Your output stops at the longest row: pad_packed_sequence pads only that far unless told. Pass "
+        "total_length=embedded.shape[1] so the output keeps the batch's padded length",
         _DAY4_PACK,
     ),
     Mistake(
@@ -184,9 +184,9 @@ MISTAKES = [
     Mistake(
         "G4",
         "masked_mean",
-        "Your sum runs over the padding: you divide by each row's true length, but the padded steps' "
-        "values are added in (right only when the padding holds zeros). Leave the steps after each row's "
-        "length out of the sum",
+        "Your sum runs over the padding: it divides by each row's true length but adds the padded "
+        "steps' values (right only when they are zeros). Leave the steps after each row's length out of "
+        "the sum",
         'Day 4, "divide by the true length"',
     ),
     Mistake(
@@ -220,9 +220,8 @@ MISTAKES = [
     Mistake(
         "F5",
         "set_forget_bias",
-        "Only one of the two biases got its forget block written: the gate sees bias_ih + bias_hh, so the "
-        "other's random values stay in and the effective bias is the value plus noise. Write the value "
-        "into bias_ih's block and 0 into bias_hh's",
+        "Only one of the two biases got its forget block written: the gate sees bias_ih + bias_hh, so "
+        "the other's random values add noise. Write the value into bias_ih's block and 0 into bias_hh's",
         _DEMO_TWO_BIASES,
         forms={
             "zeroed": Form(
@@ -262,23 +261,21 @@ MISTAKES = [
     Mistake(
         "S5",
         "next_token_loss",
-        "Your loss applies softmax before cross_entropy, which applies its own log-softmax: it scores "
-        "probabilities as if they were logits, so the loss is wrong and its gradients shrink. Hand the "
-        "model's raw logits to cross_entropy",
+        "Your loss applies softmax before cross_entropy, which applies its own: it scores probabilities "
+        "as logits, so the loss is wrong and its gradients shrink. Hand it the model's raw logits",
         "Day 6, the lesson's loss takes the logits as the model gives them: \"loss_fn(logits.reshape(-1, 6), "
         'data[:, 1:].reshape(-1))"',
         forms={
             "nll": Form(
-                "Your loss feeds probabilities to nll_loss, which expects log-probabilities, so it returns "
-                "minus the mean probability of the targets: hand the raw logits to cross_entropy (or "
-                "log_softmax's output to nll_loss)",
+                "Your loss feeds probabilities to nll_loss, which expects log-probabilities: it gives minus the "
+                "mean probability. Hand the raw logits to cross_entropy (or log_softmax's output to nll_loss)",
                 "Day 6, the lesson's loss takes the logits as the model gives them: \"loss_fn(logits.reshape(-1, "
                 '6), data[:, 1:].reshape(-1))"',
             ),
             "step": Form(
-                "Your train_step applies softmax to the model's logits before cross_entropy, which applies "
-                "its own log-softmax: the loss of probabilities, with gradients that shrink. Hand "
-                "model(tokens, lengths) straight to cross_entropy",
+                "Your train_step applies softmax before cross_entropy, which applies its own: the loss of "
+                "probabilities, with gradients that shrink. Hand model(tokens, lengths) straight to "
+                "cross_entropy",
                 "Day 5, the lesson's step scores the model's output as it is: \"loss_fn(model(xb), yb).backward()\"",
             ),
         },
@@ -305,8 +302,8 @@ MISTAKES = [
     Mistake(
         "T4",
         "sample",
-        "Your draws come from the global random state, not from the generator you are given, so the same "
-        "seeded generator does not give the same tokens: pass generator=generator to torch.multinomial",
+        "Your draws come from the global random state, not from the generator given, so the same seeded "
+        "generator does not give the same tokens: pass generator=generator to torch.multinomial",
         'Day 6, "Generating from it"',
     ),
     Mistake(
@@ -346,8 +343,8 @@ MISTAKES = [
     Mistake(
         "C5",
         "SequenceClassifier",
-        "You subtract one twice: gather_final already reads index lengths - 1, so handing it lengths - 1 "
-        "pools the state one step early (and asks a row of length 1 for index -1). Hand it lengths as they are",
+        "You subtract one twice: gather_final reads index lengths - 1 itself, so handing it lengths - 1 "
+        "pools one step early (and asks a row of length 1 for index -1). Hand it lengths as they are",
         _DAY4_GATHER,
     ),
     Mistake(
@@ -387,9 +384,8 @@ MISTAKES = [
     Mistake(
         "B2",
         "bag_of_counts",
-        "Your table is sized by the batch's largest token (max() + 1, or one_hot without num_classes), so "
-        "a batch without a 9 gets fewer columns: size it by the digits, nine columns for 1 to 9 whatever the "
-        "batch holds",
+        "Your table is sized by the batch's largest token (max() + 1, or one_hot without num_classes), "
+        "so a batch without a 9 gets fewer columns: count the digits 1 to 9, nine columns always",
         'Day 1, "A task that needs memory"',
     ),
 ]
