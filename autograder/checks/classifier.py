@@ -16,7 +16,15 @@ from autograder.runtime.trusted import TinyClassifier
 from autograder.student import Raised
 from solutions import classifier as reference
 
-FULL = [(4, 8, 0), (5, 5, 1), (1, 3, 2)]  # batch, length, seed (batch == length shows C1 by value)
+
+@dataclass(frozen=True)
+class FullRows:
+    batch: int
+    length: int
+    seed: int
+
+
+FULL = [FullRows(4, 8, 0), FullRows(5, 5, 1), FullRows(1, 3, 2)]  # batch == length shows C1 by value
 PADDED = [[3, 8, 1, 5], [2, 2, 6], [4, 1, 4, 2, 3]]  # rows of length 1: C5 asks for index -1
 
 
@@ -73,10 +81,10 @@ def _full_cases(poolings: tuple[str, ...]) -> list[ForwardCase]:
     cases = []
     for cell in ("rnn", "gru", "lstm"):
         for pooling in poolings:
-            for batch, length, seed in FULL:
-                tokens = _tokens([length] * batch, seed)
-                context = f"cell {cell!r}, pooling {pooling!r}, tokens {batch}x{length}, lengths None"
-                cases.append(ForwardCase(_model(cell, pooling, seed), tokens, None, context))
+            for rows in FULL:
+                tokens = _tokens([rows.length] * rows.batch, rows.seed)
+                context = f"cell {cell!r}, pooling {pooling!r}, tokens {rows.batch}x{rows.length}, lengths None"
+                cases.append(ForwardCase(_model(cell, pooling, rows.seed), tokens, None, context))
     return cases
 
 

@@ -168,11 +168,6 @@ class Suspects:
         return None
 
 
-def known(outputs: dict[str, Any]) -> Suspects:
-    """Suspects from outputs computed already (no pairs)."""
-    return Suspects(outputs, lambda variant: variant)
-
-
 def explaining(cases: list[tuple[Any, Suspects]], matches: Callable[[Any, Any], bool]) -> str | None:
     """The first mistake, or else the first pair, whose output matches the student's on every case."""
     for pairs in (False, True):
@@ -208,11 +203,11 @@ class Comparison:
         got: torch.Tensor,
         expected: torch.Tensor,
         context: str,
-        variants: Suspects | dict[str, Any] | None = None,
+        suspects: Suspects | None = None,
     ) -> None:
-        """Record one output of one case; `variants`: the mistakes' outputs (a dict of them, or Suspects)."""
-        suspects = variants if isinstance(variants, Suspects) else known(variants or {})
-        self._cases.append(Case(what, context, got, expected, suspects))
+        """Record one output of one case, with the known mistakes' outputs on it."""
+        none = Suspects({}, lambda variant: variant)
+        self._cases.append(Case(what, context, got, expected, suspects or none))
 
     def diagnosis(self) -> str | None:
         """The first catalogue id (or pair of them) whose variant matches every recorded output."""
@@ -241,14 +236,3 @@ def with_diagnosis(mistake: str | None, report: str) -> str:
     for named in catalogue.ids(mistake):  # "R1:hh" is a form of R1, "C3+C4" or "K3+S5:step" two at once
         findings.name_mistake(named)
     return f"{catalogue.feedback(mistake)}\n{report}"
-
-
-def variant_outputs(table: dict[str, Callable[..., Any]], *args: Any) -> dict[str, Any]:
-    """Each known-bug variant's output on `args`; a variant that cannot run on them is left out."""
-    outputs = {}
-    for key, variant in table.items():
-        try:
-            outputs[key] = variant(*args)
-        except Exception:
-            continue
-    return outputs

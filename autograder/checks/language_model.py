@@ -75,14 +75,22 @@ def _no_grad_loss(variant, model, tokens, pad_id):
         return variant(model, tokens, pad_id)
 
 
-def _compare_losses(student, cases: list[tuple[LanguageModel, torch.Tensor, int | None, str]]) -> None:
+@dataclass(frozen=True)
+class LossInput:
+    model: LanguageModel
+    tokens: torch.Tensor
+    pad_id: int | None
+    context: str
+
+
+def _compare_losses(student, cases: list[LossInput]) -> None:
     comparison = Comparison("next_token_loss")
-    for model, tokens, pad_id, context in cases:
-        got = _loss(student, model, tokens, pad_id)
+    for case in cases:
+        got = _loss(student, case.model, case.tokens, case.pad_id)
         with torch.no_grad():
-            expected = reference.next_token_loss(model, tokens, pad_id)
-        suspects = Suspects(variants.NEXT_TOKEN_LOSS, lambda v, m=model, t=tokens, p=pad_id: _no_grad_loss(v, m, t, p))
-        comparison.add("the loss", got, expected, context, suspects)
+            expected = reference.next_token_loss(case.model, case.tokens, case.pad_id)
+        suspects = Suspects(variants.NEXT_TOKEN_LOSS, lambda v, c=case: _no_grad_loss(v, c.model, c.tokens, c.pad_id))
+        comparison.add("the loss", got, expected, case.context, suspects)
     comparison.verdict()
 
 
@@ -92,7 +100,7 @@ def check_next_token_loss_values(student) -> None:
     for case in LOSS_CASES:
         tokens = _tokens(case.batch, case.length, case.vocab, case.seed)
         context = f"tokens {case.batch}x{case.length}, vocab {case.vocab}, pad_id None"
-        cases.append((loss_model(case.vocab, case.seed), tokens, None, context))
+        cases.append(LossInput(loss_model(case.vocab, case.seed), tokens, None, context))
     _compare_losses(student, cases)
 
 
@@ -101,7 +109,7 @@ def check_next_token_loss_padding(student) -> None:
     cases = []
     for seed, rows in enumerate(PADDED_LENGTHS):
         tokens = _padded(rows, 6, seed)
-        cases.append((loss_model(6, seed), tokens, 0, f"row lengths {rows} padded with 0, pad_id 0"))
+        cases.append(LossInput(loss_model(6, seed), tokens, 0, f"row lengths {rows} padded with 0, pad_id 0"))
     _compare_losses(student, cases)
 
 

@@ -16,9 +16,17 @@ from autograder.student import Raised
 from solutions import padding as reference
 
 LAYERS = {"RNN": nn.RNN, "GRU": nn.GRU, "LSTM": nn.LSTM}
-# (lengths, padded length): unsorted with a length-1 row; all full length; mostly padding, padded beyond
-# the longest row; a batch of 1 padded beyond its row
-LENGTHS = [([3, 5, 1, 4], 5), ([6, 6, 6], 6), ([1, 2, 1, 7, 1], 9), ([4], 6)]
+
+
+@dataclass(frozen=True)
+class Padded:
+    rows: list[int]  # each row's length
+    steps: int  # the padded length
+
+
+# unsorted with a length-1 row; all full length; mostly padding, padded beyond the longest row; a batch
+# of 1 padded beyond its row
+LENGTHS = [Padded([3, 5, 1, 4], 5), Padded([6, 6, 6], 6), Padded([1, 2, 1, 7, 1], 9), Padded([4], 6)]
 FEATURES, HIDDEN = 3, 4
 
 
@@ -38,12 +46,13 @@ class PackedCase:
 
 def packed_cases(garbage: bool) -> list[PackedCase]:
     cases = []
-    for number, (kind, (rows, padded)) in enumerate((kind, case) for kind in LAYERS for case in LENGTHS):
+    for number, (kind, padded) in enumerate((kind, case) for kind in LAYERS for case in LENGTHS):
+        rows = padded.rows
         lengths = torch.tensor(rows)
-        embedded = normal(len(rows), padded, FEATURES, seed=number)
+        embedded = normal(len(rows), padded.steps, FEATURES, seed=number)
         pad = garbage_after(embedded, lengths, seed=number) if garbage else garbage_after(embedded, lengths, number, 0)
         layer = seeded_module(LAYERS[kind], FEATURES, HIDDEN, batch_first=True, seed=number)
-        context = f"nn.{kind}, lengths {rows} padded to {padded}, padding {'non-zero' if garbage else 'zeros'}"
+        context = f"nn.{kind}, lengths {rows} padded to {padded.steps}, padding {'non-zero' if garbage else 'zeros'}"
         cases.append(PackedCase(kind, layer, pad, lengths, context))
     return cases
 
