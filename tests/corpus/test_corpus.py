@@ -352,3 +352,18 @@ def test_the_public_tests_name_the_mistake_the_grader_names(entry, graded, publi
     together = [failure for failure in failures if set(entry.ids) <= set(NAMED_ANYWHERE.findall(failure))]
     assert together, f"no public failure names [{'] and ['.join(entry.ids)}]:\n" + "\n".join(failures)
     assert named_publicly <= named_by_grader, f"the public tests name {named_publicly}, the grader {named_by_grader}"
+
+
+# mistakes that explain every item and every public test they fail: each of them must name it
+NAMED_ON_EVERY_FAILURE = ("R4",)  # the loop over the batch axis: its shapes or errors show it everywhere
+
+
+@pytest.mark.parametrize("entry", cases([entry for entry in MISTAKES if entry.mistake in NAMED_ON_EVERY_FAILURE]))
+def test_an_axis_mistake_is_named_on_every_item_and_every_public_test_it_fails(entry, graded, public_runs):
+    (function,) = entry.functions
+    lost = grader_verdict(graded(entry))[function]
+    unnamed = [item for item in lost if entry.mistake not in named_all(item.feedback)]
+    assert unnamed == [], f"items that do not name [{entry.mistake}]:\n\n{shown(unnamed)}"
+    failures = public_verdict(public_runs(entry))[function]
+    silent = [failure for failure in failures if entry.mistake not in NAMED_ANYWHERE.findall(failure)]
+    assert silent == [], "public failures that do not name it:\n" + "\n".join(silent)
