@@ -180,7 +180,10 @@ def _likely_cause(settings: dict[str, Any], reached: float) -> str:
             "place (output[-1] is the last row, output[:, 0] the first step; with padding, gather each row\n"
             "at lengths - 1) (Day 3, Day 4)."
         )
-    return "It learns something but not enough: check that padding steps never reach the pooled state (Day 4)."
+    return (
+        "It learns something but not enough: check that padding steps never reach the pooled state, and that\n"
+        "each row is read at its own last step, lengths - 1 subtracted once (gather_final subtracts it itself) (Day 4)."
+    )
 
 
 TARGETS = {

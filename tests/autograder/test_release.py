@@ -440,7 +440,7 @@ def student_day(tmp_path: Path, repository: Path, written: list[str]) -> None:
     ), failed
     done = run([str(python), ".github/scripts/summarize.py", "public-tests.xml"], repository, summary_env)
     assert (
-        "| 4 · gather-at-final-index | `padding.gather_final` | 2 | 3 | ❌ [G1] Your final states"
+        "| 4 · gather-at-final-index | `padding.gather_final` | 2 | 4 | ❌ [G1] Your final states"
         in (tmp_path / "summary.md").read_text()
     )
     shutil.copyfile(SOLUTIONS / "padding.py", repository / "exercises" / "padding.py")
