@@ -174,17 +174,15 @@ def check_rnn_forward_initial_state(student) -> None:
             report = f"rnn_forward gives the same output with h0 given as with h0=None ({case.context(True)})."
             fail(with_diagnosis("R6", report))
         runs.append((case, args, output))
-    comparison = Comparison("rnn_forward", time_axis={"the continued output": 1})
+    comparison = Comparison("rnn_forward", time_axis={"output": 1})
     for case, args, output in (run for run in runs if run[0].length > 1):
         steps = case.length // 2
         shorter = case.shortened(steps)
         got, _ = _run_rnn(student, [args[0][:, steps:], *args[1:5], output[:, steps - 1].unsqueeze(0)], shorter)
-        context = (
-            f"x[:, {steps}:] from h0 = your own state after step {steps - 1}, against your own output from step "
-            f"{steps} on; {case.context(True)}"
-        )
+        context = f"x[:, {steps}:] from your state after step {steps - 1}, against your output from step {steps} on"
+        context += f"; x {case.batch}x{case.length}x{case.size}, hidden {case.hidden}"
         suspects = Suspects(variants.RNN_FORWARD, lambda variant, a=args, k=steps: _continued(variant, a, k))
-        comparison.add("the continued output", got, output[:, steps:], context, suspects)
+        comparison.add("output", got, output[:, steps:], context, suspects)
     comparison.verdict()
 
 
