@@ -18,23 +18,45 @@ def _tokens() -> torch.Tensor:
     return tokens
 
 
-def check_bag_of_counts_values(student) -> None:
-    """Column d - 1 counts digit d (1..9) per row; the padding 0 is not counted."""
-    tokens = _tokens()
+def _without_nine() -> torch.Tensor:
+    """A batch whose largest digit is 7: a table sized by the batch gets 7 columns (B2)."""
+    tokens = torch.randint(0, 8, (5, 6), generator=generator(1))
+    tokens[0, 0] = 7
+    return tokens
+
+
+def _named(got: np.ndarray, tokens: torch.Tensor) -> str | None:
+    """The known mistake whose counts these are, exactly."""
+    for key, variant in variants.BAG_OF_COUNTS.items():
+        counts = variant(tokens)
+        if counts.shape == got.shape and np.array_equal(got, counts):
+            return key
+    return None
+
+
+def _check_counts(student, tokens: torch.Tensor) -> None:
     got = student.run("baseline.bag_of_counts", tokens).value
     expected = reference.bag_of_counts(tokens)
     if type(got) is not np.ndarray:
         fail(f"bag_of_counts returned {describe_type(got)}; expected a numpy array of shape {expected.shape}.")
-    if got.shape in ((6, 8), (6, 10)):
-        fail(with_diagnosis("B1", f"bag_of_counts returned shape {got.shape}; expected {expected.shape}."))
-    if got.shape != expected.shape or got.dtype.kind != "f":
-        fail(f"bag_of_counts returned {got.dtype} of shape {got.shape}; expected float counts of shape (6, 9).")
+    shown = f"tokens {tuple(tokens.shape)} whose largest digit is {int(tokens.max())}"
+    if got.shape != expected.shape:
+        mistake = _named(got, tokens) or ("B1" if got.shape[1:] in ((8,), (10,)) else None)
+        report = f"bag_of_counts returned shape {got.shape}; expected {expected.shape} ({shown})."
+        fail(with_diagnosis(mistake, report) if mistake else report)
+    if got.dtype.kind != "f":
+        fail(f"bag_of_counts returned {got.dtype} counts of shape {got.shape}; expected float counts.")
     if not np.array_equal(got, expected):
         row = int(np.nonzero((got != expected).any(axis=1))[0][0])
-        mistake = "B1" if any(np.array_equal(got, v(tokens)) for v in variants.BAG_OF_COUNTS.values()) else None
-        shown = f"row {row} of {tokens[row].tolist()} is {got[row].tolist()}"
-        report = f"bag_of_counts {shown}; expected {expected[row].tolist()}."
-        fail(with_diagnosis(mistake, report))
+        report = f"bag_of_counts row {row} of {tokens[row].tolist()} is {got[row].tolist()}; "
+        report += f"expected {expected[row].tolist()}."
+        fail(with_diagnosis(_named(got, tokens), report))
+
+
+def check_bag_of_counts_values(student) -> None:
+    """Column d - 1 counts digit d (1..9) per row; the padding 0 is not counted; nine columns whatever the batch."""
+    _check_counts(student, _tokens())
+    _check_counts(student, _without_nine())
 
 
 def check_fit_baseline_accuracy(student, rubric: Rubric | None = None) -> None:

@@ -4,7 +4,8 @@ The ids are those of the course's catalogue (shared/misconceptions.md). A check
 that recognises a mistake leads its feedback with `feedback(key)`:
 `[G1] <what the output shows and what to do>.\n  Reread: <lesson>.` A key is an id,
 an id and a form after ':' ("R1:hh") where one form of a mistake needs its own words, or
-ids joined by '+' ("C3+C4") for two mistakes made at once, each then named on its own line.
+such parts joined by '+' ("C3+C4", "K3+S5", "R1:hh+R6") for two mistakes made at once, each
+then named on its own line.
 """
 
 from dataclasses import dataclass, field
@@ -25,6 +26,11 @@ class Mistake:
     explanation: str  # one sentence: what the output shows, and the fix
     lesson: str
     forms: dict[str, Form] = field(default_factory=dict)  # "hh" -> its own words, for "R1:hh"
+    also: tuple[str, ...] = ()  # further functions where the same mistake is made (S5: train_step)
+
+    @property
+    def functions(self) -> tuple[str, ...]:
+        return (self.function, *self.also)
 
     @property
     def feedback(self) -> str:
@@ -45,6 +51,7 @@ _DAY4_PACK = 'Day 4, "Packing is not an optimisation"'
 _DEMO_TRANSPOSED = 'the demos, "PyTorch stores the input-to-hidden weights TRANSPOSED"'
 _DEMO_TWO_BIASES = 'the demos, "biases, one for the input term and one for the hidden term"'
 _TRAINING_LOOP = 'Day 5, "Exploding gradients, and the one-line fix"'
+_DAY4_GATHER = 'Day 4, "gather the output at each sequence\'s real last position"'
 
 MISTAKES = [
     Mistake(
@@ -62,7 +69,8 @@ MISTAKES = [
             "hh": Form(
                 "Your loop multiplies the state by weight_hh untransposed: being square it raises no "
                 "shape error, but each step needs h @ weight_hh.T (weight_ih is right)",
-                'the demos\' loop by hand, "h = np.tanh(W_ih @ x + b_ih + W_hh @ h + b_hh)"',
+                'the demos\' loop by hand, "h = np.tanh(W_ih @ x + b_ih + W_hh @ h + b_hh)", is for one '
+                "column vector h; a batch holds one state per row, so W_hh @ h becomes h @ W_hh.T",
             ),
         },
     ),
@@ -90,6 +98,13 @@ MISTAKES = [
         "rnn_forward",
         "Your h_n is the state after the first step; it must be the state after the last",
         'Day 1, "PyTorch does the loop for you"',
+    ),
+    Mistake(
+        "R6",
+        "rnn_forward",
+        "Your loop ignores h0: it starts from zeros whatever initial state it is given. Start from "
+        "h0[0] when h0 is given, and from zeros only when it is None",
+        _DAY1_LOOP,
     ),
     Mistake(
         "L1",
@@ -124,6 +139,21 @@ MISTAKES = [
         'Day 1 "batch_first is not the default", Day 4',
     ),
     Mistake(
+        "P4",
+        "encode_packed",
+        "Your h_n is the unpacked output's last step (output[:, -1]; output[-1] is the last row): "
+        "padding, zeros, for every short row. Take h_n from the state the layer returns for the packed "
+        "batch",
+        _DAY4_PACK,
+    ),
+    Mistake(
+        "P5",
+        "encode_packed",
+        "Your output stops at the longest row: pad_packed_sequence pads only that far unless told. Pass "
+        "total_length=embedded.shape[1] so the output keeps the batch's padded length",
+        _DAY4_PACK,
+    ),
+    Mistake(
         "G1",
         "gather_final",
         "Your final states equal output[:, -1]: for rows shorter than the batch that is the "
@@ -135,13 +165,28 @@ MISTAKES = [
         "gather_final",
         "Off by one: you read index lengths, one step past each row's last real step; "
         "the last real step is at lengths - 1",
-        'Day 4, "gather the output at each sequence\'s real last position"',
+        _DAY4_GATHER,
+    ),
+    Mistake(
+        "G5",
+        "gather_final",
+        "Your .squeeze() has no dimension, so a batch of one row (or a hidden size of 1) loses an axis: "
+        "squeeze only the gathered step's axis, .squeeze(1)",
+        'Day 4, "last = out.gather(1, idx).squeeze(1)"',
     ),
     Mistake(
         "G3",
         "masked_mean",
         "Your mean divides by the padded length, so the padding drags short rows: sum the "
         "real steps and divide by each row's own length",
+        'Day 4, "divide by the true length"',
+    ),
+    Mistake(
+        "G4",
+        "masked_mean",
+        "Your sum runs over the padding: it divides by each row's true length but adds the padded "
+        "steps' values (right only when they are zeros). Leave the steps after each row's length out of "
+        "the sum",
         'Day 4, "divide by the true length"',
     ),
     Mistake(
@@ -173,6 +218,20 @@ MISTAKES = [
         "Day 2",
     ),
     Mistake(
+        "F5",
+        "set_forget_bias",
+        "Only one of the two biases got its forget block written: the gate sees bias_ih + bias_hh, so "
+        "the other's random values add noise. Write the value into bias_ih's block and 0 into bias_hh's",
+        _DEMO_TWO_BIASES,
+        forms={
+            "zeroed": Form(
+                "The other gates' biases were zeroed along the way: only the forget block [H:2H] should "
+                "change, the input, cell and output blocks keep the values they had",
+                'the demos, "PyTorch stacks the four gate biases as (input, forget, cell, output)"',
+            )
+        },
+    ),
+    Mistake(
         "S1",
         "next_token_loss",
         "There is no shift: each position is scored against its own input token. Feed "
@@ -200,6 +259,29 @@ MISTAKES = [
         "Day 4 and Day 6",
     ),
     Mistake(
+        "S5",
+        "next_token_loss",
+        "Your loss applies softmax before cross_entropy, which applies its own: it scores probabilities "
+        "as logits, so the loss is wrong and its gradients shrink. Hand it the model's raw logits",
+        "Day 6, the lesson's loss takes the logits as the model gives them: \"loss_fn(logits.reshape(-1, 6), "
+        'data[:, 1:].reshape(-1))"',
+        forms={
+            "nll": Form(
+                "Your loss feeds probabilities to nll_loss, which expects log-probabilities: it gives minus the "
+                "mean probability. Hand the raw logits to cross_entropy (or log_softmax's output to nll_loss)",
+                "Day 6, the lesson's loss takes the logits as the model gives them: \"loss_fn(logits.reshape(-1, "
+                '6), data[:, 1:].reshape(-1))"',
+            ),
+            "step": Form(
+                "Your train_step applies softmax before cross_entropy, which applies its own: the loss of "
+                "probabilities, with gradients that shrink. Hand model(tokens, lengths) straight to "
+                "cross_entropy",
+                "Day 5, the lesson's step scores the model's output as it is: \"loss_fn(model(xb), yb).backward()\"",
+            ),
+        },
+        also=("train_step",),
+    ),
+    Mistake(
         "T1",
         "sample",
         "Your temperature multiplies the logits; it divides them (below 1 sharpens, above 1 flattens)",
@@ -218,11 +300,25 @@ MISTAKES = [
         'Day 6, "Generating from it"',
     ),
     Mistake(
+        "T4",
+        "sample",
+        "Your draws come from the global random state, not from the generator given, so the same seeded "
+        "generator does not give the same tokens: pass generator=generator to torch.multinomial",
+        'Day 6, "Generating from it"',
+    ),
+    Mistake(
         "C1",
         "SequenceClassifier",
         "Batch and time are confused: with batch_first the states are (batch, "
         "length, hidden), so the last step is output[:, -1], not output[-1]",
         'Day 1, "batch_first is not the default"; checklist item 1',
+        forms={
+            "pooled": Form(
+                "Batch and time are confused: with batch_first the states are (batch, length, hidden), so "
+                "mean and max pool over time with dim=1 (output.mean(dim=1), output.amax(dim=1)), not dim=0",
+                'Day 1, "batch_first is not the default"; checklist item 1',
+            )
+        },
     ),
     Mistake(
         "C2",
@@ -243,6 +339,13 @@ MISTAKES = [
         "Your max pooling lets the padding compete: take the maximum over each row's real steps only, "
         "with the padding at -inf (a padding of 0 still beats negative values)",
         'Day 4, "Sequences of different lengths"',
+    ),
+    Mistake(
+        "C5",
+        "SequenceClassifier",
+        "You subtract one twice: gather_final reads index lengths - 1 itself, so handing it lengths - 1 "
+        "pools one step early (and asks a row of length 1 for index -1). Hand it lengths as they are",
+        _DAY4_GATHER,
     ),
     Mistake(
         "K1",
@@ -266,9 +369,23 @@ MISTAKES = [
         _TRAINING_LOOP,
     ),
     Mistake(
+        "K4",
+        "train_step",
+        "You return what clip_grad_norm_ returns, the norm before clipping: report the norm of the step "
+        "actually taken, measured from the gradients after clipping",
+        'Day 5, "measured AFTER clipping, so this is the step actually taken"',
+    ),
+    Mistake(
         "B1",
         "bag_of_counts",
         "Your counts include the padding token 0 or miss digit 9: count the digits 1 to 9, one column each",
+        'Day 1, "A task that needs memory"',
+    ),
+    Mistake(
+        "B2",
+        "bag_of_counts",
+        "Your table is sized by the batch's largest token (max() + 1, or one_hot without num_classes), "
+        "so a batch without a 9 gets fewer columns: count the digits 1 to 9, nine columns always",
         'Day 1, "A task that needs memory"',
     ),
 ]
@@ -277,11 +394,11 @@ CATALOGUE: dict[str, Mistake] = {mistake.id: mistake for mistake in MISTAKES}
 
 
 def ids(key: str) -> list[str]:
-    """The catalogue ids a variant key names: "G1", "R1:hh" (a form of R1), "C3+C4" (two mistakes at once)."""
-    return key.partition(":")[0].split("+")
+    """The catalogue ids a variant key names: "G1", "R1:hh" (a form of R1), "C3+C4" or "R1:hh+R6" (two at once)."""
+    return [part.partition(":")[0] for part in key.split("+")]
 
 
 def feedback(key: str) -> str:
-    """The feedback that names the mistake(s) of a variant key, each with its lesson."""
-    form = key.partition(":")[2]
-    return "\n".join(CATALOGUE[mistake].feedback_for(form) for mistake in ids(key))
+    """The feedback that names the mistake(s) of a variant key, each with its lesson (and its form's words)."""
+    parts = [part.partition(":") for part in key.split("+")]
+    return "\n".join(CATALOGUE[mistake].feedback_for(form) for mistake, _, form in parts)

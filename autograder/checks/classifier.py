@@ -1,15 +1,39 @@
-"""Checks for TODO 9 (SequenceClassifier.forward) and TODO 10 (train_step)."""
+"""Checks for TODO 9 (SequenceClassifier.forward) and TODO 10 (train_step).
+
+`train_step: clipped norm` is judged on the student's own steps: what each step returns must be
+the length of the step it took (SGD moves the parameters by lr times the gradient it uses), so a
+mistake in the update (clipping after the step, no zero_grad) keeps it and only a wrong report loses it.
+"""
+
+from dataclasses import dataclass
 
 import torch
 
 from autograder.checks import variants
-from autograder.checks.compare import Comparison, expect_tensor, fail, variant_outputs, with_diagnosis
+from autograder.checks.compare import Comparison, Suspects, expect_tensor, explaining, fail, with_diagnosis
 from autograder.checks.inputs import generator, seeded_module
 from autograder.runtime.trusted import TinyClassifier
+from autograder.student import Raised
 from solutions import classifier as reference
 
-FULL = [(4, 8, 0), (5, 5, 1), (1, 3, 2)]  # batch, length, seed (batch == length shows C1 by value)
-PADDED = [[3, 8, 1, 5], [2, 2, 6], [4, 1, 4, 2, 3]]
+
+@dataclass(frozen=True)
+class FullRows:
+    batch: int
+    length: int
+    seed: int
+
+
+FULL = [FullRows(4, 8, 0), FullRows(5, 5, 1), FullRows(1, 3, 2)]  # batch == length shows C1 by value
+PADDED = [[3, 8, 1, 5], [2, 2, 6], [4, 1, 4, 2, 3]]  # rows of length 1: C5 asks for index -1
+
+
+@dataclass(frozen=True)
+class ForwardCase:
+    model: reference.SequenceClassifier
+    tokens: torch.Tensor
+    lengths: torch.Tensor | None
+    context: str
 
 
 def _model(cell: str, pooling: str, seed: int) -> reference.SequenceClassifier:
@@ -21,33 +45,46 @@ def _tokens(rows: list[int], seed: int) -> torch.Tensor:
     return tokens.masked_fill(torch.arange(max(rows)).unsqueeze(0) >= torch.tensor(rows).unsqueeze(1), 0)
 
 
-def _logits(student, model, tokens: torch.Tensor, lengths: torch.Tensor | None) -> torch.Tensor:
-    got = student.run("classifier.SequenceClassifier.forward", model, tokens, lengths).value
-    batch, length = tokens.shape
+def _forward(variant, case: ForwardCase):
+    with torch.no_grad():
+        return variant(case.model, case.tokens, case.lengths)
+
+
+def _logits(student, case: ForwardCase, suspects: Suspects) -> torch.Tensor:
+    try:
+        got = student.run("classifier.SequenceClassifier.forward", case.model, case.tokens, case.lengths).value
+    except Raised as error:
+        mistake = suspects.raising(f"{error.error_type}: {(error.error_message.splitlines() or [''])[0]}")
+        if mistake is None:
+            raise
+        first = error.error_message.splitlines()[0] if error.error_message else ""
+        fail(with_diagnosis(mistake, f"forward raised {error.error_type}: {first} ({case.context})."))
+    batch, length = case.tokens.shape
     if type(got) is torch.Tensor and got.shape == (length, 2) and batch != length:
-        fail(with_diagnosis("C1", f"forward returned logits of shape {tuple(got.shape)}; expected ({batch}, 2)."))
+        mistake = "C1" if case.model.pooling == "last" else "C1:pooled"  # the batch axis read as time
+        fail(with_diagnosis(mistake, f"forward returned logits of shape {tuple(got.shape)}; expected ({batch}, 2)."))
     return expect_tensor(got, "logits", (batch, 2))
 
 
-def _compare(student, cases: list) -> None:
+def _compare(student, cases: list[ForwardCase]) -> None:
     comparison = Comparison("SequenceClassifier.forward")
-    for model, tokens, lengths, context in cases:
-        got = _logits(student, model, tokens, lengths)
+    for case in cases:
+        suspects = Suspects(variants.CLASSIFIER_FORWARD, lambda variant, c=case: _forward(variant, c))
+        got = _logits(student, case, suspects)
         with torch.no_grad():
-            expected = model(tokens, lengths)
-            mistakes = variant_outputs(variants.CLASSIFIER_FORWARD, model, tokens, lengths)
-        comparison.add("logits", got, expected, context, mistakes)
+            expected = case.model(case.tokens, case.lengths)
+        comparison.add("logits", got, expected, case.context, suspects)
     comparison.verdict()
 
 
-def _full_cases(poolings: tuple[str, ...]) -> list:
+def _full_cases(poolings: tuple[str, ...]) -> list[ForwardCase]:
     cases = []
     for cell in ("rnn", "gru", "lstm"):
         for pooling in poolings:
-            for batch, length, seed in FULL:
-                tokens = _tokens([length] * batch, seed)
-                context = f"cell {cell!r}, pooling {pooling!r}, tokens {batch}x{length}, lengths None"
-                cases.append((_model(cell, pooling, seed), tokens, None, context))
+            for rows in FULL:
+                tokens = _tokens([rows.length] * rows.batch, rows.seed)
+                context = f"cell {cell!r}, pooling {pooling!r}, tokens {rows.batch}x{rows.length}, lengths None"
+                cases.append(ForwardCase(_model(cell, pooling, rows.seed), tokens, None, context))
     return cases
 
 
@@ -67,14 +104,51 @@ def check_SequenceClassifier_padded_batch(student) -> None:
     for seed, rows in enumerate(PADDED):
         for pooling in ("last", "mean", "max"):
             context = f"cell 'lstm', pooling {pooling!r}, lengths {rows}"
-            cases.append((_model("lstm", pooling, seed), _tokens(rows, seed), torch.tensor(rows), context))
+            cases.append(ForwardCase(_model("lstm", pooling, seed), _tokens(rows, seed), torch.tensor(rows), context))
     _compare(student, cases)
 
 
 # -- train_step ------------------------------------------------------------------------------
-# clip ("default": train_step's own default, 1.0), seed, steps in a row on one model, stale gradients before them
-STEP_CASES = [(None, 1, 2, 0.5), (0.05, 0, 3, None), ("default", 2, 3, None), (0.5, 3, 1, 0.5)]
+LEARNING_RATE = 0.5  # plain SGD: each step moves the parameters by exactly this times the gradient used
 ROWS = [7, 3, 5, 1, 6, 7]
+
+
+@dataclass(frozen=True)
+class StepCase:
+    """Steps in a row on one model: the clip ("default": train_step's own default, 1.0), and the gradients
+    left in the model before the first step (None: none)."""
+
+    clip: float | str | None
+    seed: int
+    steps: int
+    stale: float | None
+
+    @property
+    def extra(self) -> tuple[float | None, ...]:
+        return () if self.clip == "default" else (self.clip,)
+
+    @property
+    def context(self) -> str:
+        shown = f"clip {1.0 if self.clip == 'default' else self.clip}, {self.steps} step"
+        shown += "s in a row" if self.steps > 1 else ""
+        return shown + (f", gradients left at {self.stale} before the first" if self.stale is not None else "")
+
+
+STEP_CASES = [StepCase(None, 1, 2, 0.5), StepCase(0.05, 0, 3, None), StepCase("default", 2, 3, None)]
+STEP_CASES += [StepCase(0.5, 3, 1, 0.5)]
+
+
+@dataclass(frozen=True)
+class Steps:
+    """The student's steps on one case and what the reference and each known mistake do on it."""
+
+    case: StepCase
+    start: dict[str, torch.Tensor]  # the parameters before the first step
+    returned: list  # what each of the student's steps returned
+    after: list[dict[str, torch.Tensor]]  # the parameters after each of the student's steps
+    final: dict[str, torch.Tensor]  # the student's model's state after the last step
+    expected: tuple[list[float], dict[str, torch.Tensor]]  # the reference's norms and final state
+    suspects: Suspects  # each known mistake's (norms, final state)
 
 
 def _fresh(seed: int) -> TinyClassifier:
@@ -86,58 +160,71 @@ def _batches(seed: int, steps: int) -> list[tuple[torch.Tensor, torch.Tensor, to
     return [(_tokens(ROWS, seed + 100 * step), torch.tensor(ROWS), labels[step]) for step in range(steps)]
 
 
-def _context(clip, steps: int, stale: float | None) -> str:
-    shown = f"clip {1.0 if clip == 'default' else clip}, {steps} step{'s' if steps > 1 else ''} in a row"
-    return shown + (f", gradients left at {stale} before the first" if stale is not None else "")
+def _replayed(function, case: StepCase) -> tuple[list[float], dict[str, torch.Tensor]]:
+    """`function`'s steps on its own copy of the case's model: what each returned, and the final state."""
+    model = _fresh(case.seed)
+    if case.stale is not None:
+        for parameter in model.parameters():
+            parameter.grad = torch.full_like(parameter, case.stale)
+    optimizer = torch.optim.SGD(model.parameters(), lr=LEARNING_RATE)
+    returned = [function(model, batch, optimizer, *case.extra) for batch in _batches(case.seed, case.steps)]
+    return returned, model.state_dict()
 
 
-def _steps(student, case: tuple):
+def _steps(student, case: StepCase) -> Steps:
     """The student's steps and the reference's (and each variant's), each on its own copy of one model."""
-    clip, seed, steps, stale = case
-    batches = _batches(seed, steps)
-    extra = () if clip == "default" else (clip,)  # "default": the student's own default clip=1.0
-    model = _fresh(seed)
-    optimizer = torch.optim.SGD(model.parameters(), lr=0.5)
-    call = student.run("harness.train_steps", model, batches, optimizer, extra, stale)
-
-    def run(function) -> tuple[list[float], dict]:
-        copy = _fresh(seed)
-        if stale is not None:
-            for parameter in copy.parameters():
-                parameter.grad = torch.full_like(parameter, stale)
-        optimizer = torch.optim.SGD(copy.parameters(), lr=0.5)
-        return [function(copy, batch, optimizer, *extra) for batch in batches], copy.state_dict()
-
-    mistakes = {key: run(variant) for key, variant in variants.TRAIN_STEP.items()}
-    return model, call.value, run(reference.train_step), mistakes, _context(clip, steps, stale)
+    model = _fresh(case.seed)
+    start = {name: p.detach().clone() for name, p in model.named_parameters()}
+    optimizer = torch.optim.SGD(model.parameters(), lr=LEARNING_RATE)
+    call = student.run("harness.train_steps", model, _batches(case.seed, case.steps), optimizer, case.extra, case.stale)
+    returned = [value for value, _ in call.value]
+    after = [state for _, state in call.value]
+    suspects = Suspects(variants.TRAIN_STEP, lambda variant, c=case: _replayed(variant, c))
+    return Steps(case, start, returned, after, model.state_dict(), _replayed(reference.train_step, case), suspects)
 
 
 def check_train_step_update(student) -> None:
     """After steps in a row on one model the parameters equal SGD on each step's own clipped gradient."""
     comparison = Comparison("train_step")
     for case in STEP_CASES:
-        model, _, (_, expected), mistakes, context = _steps(student, case)
-        for name, value in model.state_dict().items():
-            variants_of = {key: state[name] for key, (_, state) in mistakes.items()}
-            comparison.add(f"updated {name}", value, expected[name], context, variants_of)
+        steps = _steps(student, case)
+        for name, value in steps.final.items():
+            part = steps.suspects.part(lambda outcome, name=name: outcome[1][name])
+            comparison.add(f"updated {name}", value, steps.expected[1][name], case.context, part)
     comparison.verdict()
 
 
 def _close(got: float, norm: float) -> bool:
-    return abs(got - norm) <= 1e-4 * max(1.0, abs(norm))
+    return abs(got - norm) <= 1e-3 * max(1e-3, abs(norm))
+
+
+def _taken(steps: Steps) -> list[float]:
+    """The norm of the gradient each of the student's steps applied: how far it moved the parameters, over lr."""
+    taken, before = [], steps.start
+    for after in steps.after:
+        moved = torch.stack([(after[name] - before[name]).norm() for name in before])
+        taken.append(float(torch.linalg.vector_norm(moved)) / LEARNING_RATE)
+        before = after
+    return taken
 
 
 def check_train_step_clipped_norm(student) -> None:
-    """Each step returns its own total gradient norm after clipping, as a float."""
-    for case in STEP_CASES:
-        _, got, (norms, _), mistakes, context = _steps(student, case)
-        wrong = [value for value in got if type(value) not in (float, int)]
+    """Each step returns, as a float, the total norm of the gradient it applied: after clipping, the length of
+    the step it took over the learning rate (judged on the student's own steps, whatever the update)."""
+    runs = [_steps(student, case) for case in STEP_CASES]
+    for steps in runs:
+        wrong = [value for value in steps.returned if type(value) not in (float, int)]
         if wrong:
             fail(f"train_step returned {type(wrong[0]).__name__}; expected a Python float (use float(norm)).")
-        for step, (value, norm) in enumerate(zip(got, norms, strict=True)):
-            if not _close(value, norm):
-                named = [key for key, (values, _) in mistakes.items() if all(map(_close, got, values))]
-                which = f"step {step + 1} of {len(norms)}" if len(norms) > 1 else "the step"
-                report = f"train_step returned {value:.6f} at {which}; the norm after clipping is {norm:.6f}"
-                report += f" ({context})."
-                fail(with_diagnosis(named[0] if named else None, report))
+    for steps in runs:
+        for number, (value, taken) in enumerate(zip(steps.returned, _taken(steps), strict=True)):
+            if _close(value, taken):
+                continue
+            cases = [(run.returned, run.suspects.part(lambda outcome: outcome[0])) for run in runs]
+            mistake = explaining(cases, lambda got, norms: norms is not None and all(map(_close, got, norms)))
+            which = f"step {number + 1} of {steps.case.steps}" if steps.case.steps > 1 else "the step"
+            report = (
+                f"train_step returned {value:.6f} at {which}, but the step it took is lr x {taken:.6f}: "
+                f"report the norm of the gradient actually applied ({steps.case.context})."
+            )
+            fail(with_diagnosis(mistake, report))

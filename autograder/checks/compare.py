@@ -4,10 +4,12 @@ Every check ends here: `expect_tensor` refuses anything that is not exactly a
 float tensor of the right shape with finite values, and `Comparison` compares
 several cases at once and, when one differs, reports the first mismatch (the
 first time step, for recurrent outputs) with a few values, or the catalogue
-mistake that explains every case.
+mistake that explains every case. `Suspects` are the known mistakes' outputs on one
+case: every single mistake's when the case is compared, the pairs' only when no single
+one explains every case, and each variant run once per case.
 """
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -106,32 +108,114 @@ def mismatch_report(
     )
 
 
+@dataclass(frozen=True)
+class Raise:
+    """A variant that raised on the case, as the student's error would read: type and first line."""
+
+    error: str
+
+
+def _outcome(call: Callable[[Callable[..., Any]], Any], variant: Callable[..., Any]) -> Any:
+    try:
+        return call(variant)
+    except Exception as error:
+        return Raise(f"{type(error).__name__}: {(str(error).splitlines() or [''])[0]}")
+
+
+@dataclass
+class Suspects:
+    """The known mistakes of one function on one case: `call` runs a variant on the case's inputs.
+
+    Each variant runs at most once per case (`cache` is shared by the parts picked from one run:
+    `part(lambda output: output[1])`); the pairs run only when `outputs(pairs=True)` asks for them.
+    """
+
+    table: Mapping[str, Callable[..., Any]]
+    call: Callable[[Callable[..., Any]], Any]
+    pick: Callable[[Any], Any] = field(default=lambda output: output)
+    cache: dict[str, Any] = field(default_factory=dict)
+
+    def part(self, pick: Callable[[Any], Any]) -> "Suspects":
+        return Suspects(self.table, self.call, pick, self.cache)
+
+    def mistakes(self, pairs: bool = False) -> Iterable[str]:
+        if not pairs:
+            return self.table.keys()
+        return getattr(self.table, "pair_keys", ())
+
+    def _run(self, key: str) -> Any:
+        if key not in self.cache:
+            self.cache[key] = _outcome(self.call, self.table[key])
+        return self.cache[key]
+
+    def output(self, key: str) -> Any:
+        """What the variant of `key` gives on this case (its picked part), or None when it raised."""
+        outcome = self._run(key)
+        if isinstance(outcome, Raise):
+            return None
+        try:
+            return self.pick(outcome)
+        except Exception:
+            return None
+
+    def raising(self, error: str) -> str | None:
+        """The first mistake (then pair) whose variant raises `error` ("Type: first line") on this case."""
+        for pairs in (False, True):
+            for key in self.mistakes(pairs):
+                if self._run(key) == Raise(error):
+                    return key
+        return None
+
+
+def explaining(cases: list[tuple[Any, Suspects]], matches: Callable[[Any, Any], bool]) -> str | None:
+    """The first mistake, or else the first pair, whose output matches the student's on every case."""
+    for pairs in (False, True):
+        keys = dict.fromkeys(key for _, suspects in cases for key in suspects.mistakes(pairs))
+        for key in keys:
+            if all(matches(got, suspects.output(key)) for got, suspects in cases):
+                return key
+    return None
+
+
+@dataclass
+class Case:
+    """One output of one case: what the student gave, what is expected, the mistakes' outputs."""
+
+    what: str
+    context: str
+    got: torch.Tensor
+    expected: torch.Tensor
+    suspects: Suspects
+
+
 @dataclass
 class Comparison:
     """Cases compared together: the first mismatch is reported, mistakes are diagnosed."""
 
     function: str
     time_axis: dict[str, int] = field(default_factory=dict)
-    _cases: list[tuple[str, str, torch.Tensor, torch.Tensor, dict[str, torch.Tensor]]] = field(default_factory=list)
+    _cases: list[Case] = field(default_factory=list)
 
     def add(
-        self, what: str, got: torch.Tensor, expected: torch.Tensor, context: str, variants: dict[str, Any] | None = None
+        self,
+        what: str,
+        got: torch.Tensor,
+        expected: torch.Tensor,
+        context: str,
+        suspects: Suspects | None = None,
     ) -> None:
-        """Record one output of one case; `variants` maps catalogue ids to that mistake's output."""
-        self._cases.append((what, context, got, expected, variants or {}))
+        """Record one output of one case, with the known mistakes' outputs on it."""
+        none = Suspects({}, lambda variant: variant)
+        self._cases.append(Case(what, context, got, expected, suspects or none))
 
     def diagnosis(self) -> str | None:
-        """The first catalogue id whose variant matches every recorded output."""
-        ids = dict.fromkeys(key for *_, variants in self._cases for key in variants)
-        for key in ids:
-            if all(_matches(got, variants.get(key)) for _, _, got, _, variants in self._cases):
-                return key
-        return None
+        """The first catalogue id (or pair of them) whose variant matches every recorded output."""
+        return explaining([(case.got, case.suspects) for case in self._cases], _matches)
 
     def verdict(self) -> None:
         """Raise CheckFailure when any output differs; say which mistake it is when known."""
-        for what, context, got, expected, _ in self._cases:
-            report = mismatch_report(what, got, expected, self.time_axis.get(what), context)
+        for case in self._cases:
+            report = mismatch_report(case.what, case.got, case.expected, self.time_axis.get(case.what), case.context)
             if report is not None:
                 fail(with_diagnosis(self.diagnosis(), report))
 
@@ -148,17 +232,6 @@ def with_diagnosis(mistake: str | None, report: str) -> str:
     """Lead with the named mistake, when there is one (and record its id for results.json)."""
     if mistake is None:
         return report
-    for named in catalogue.ids(mistake):  # "R1:hh" is a form of R1, "C3+C4" two mistakes at once
+    for named in catalogue.ids(mistake):  # "R1:hh" is a form of R1, "C3+C4" or "K3+S5:step" two at once
         findings.name_mistake(named)
     return f"{catalogue.feedback(mistake)}\n{report}"
-
-
-def variant_outputs(table: dict[str, Callable[..., Any]], *args: Any) -> dict[str, Any]:
-    """Each known-bug variant's output on `args`; a variant that cannot run on them is left out."""
-    outputs = {}
-    for key, variant in table.items():
-        try:
-            outputs[key] = variant(*args)
-        except Exception:
-            continue
-    return outputs

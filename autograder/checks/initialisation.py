@@ -1,17 +1,60 @@
-"""Checks for TODO 6 (set_forget_bias)."""
+"""Checks for TODO 6 (set_forget_bias).
+
+`forget_block` compares what the gates see with the reference on one-layer LSTMs. The other two
+items judge their aspect on the student's own results: `all_layers_and_directions` that every layer
+and direction of a stacked bidirectional LSTM gets what a one-layer LSTM holding the same biases
+gets, `in_place` that the same module comes back holding the same Parameter objects, written into.
+"""
 
 import copy
+from dataclasses import dataclass
 
 import torch
 from torch import nn
 
 from autograder.checks import variants
-from autograder.checks.compare import fail, with_diagnosis
+from autograder.checks.compare import Suspects, explaining, fail, with_diagnosis
 from autograder.checks.inputs import seeded_module
 from solutions import initialisation as reference
 
-SINGLE = [((3, 4), {}, 1.0), ((2, 5), {}, 2.5), ((4, 3), {}, None)]  # None: the default value
-STACKED = [((3, 4), {"num_layers": 2, "bidirectional": True}, 1.0), ((2, 3), {"num_layers": 3}, -0.5)]
+GATES = ("input", "forget", "cell", "output")
+
+
+@dataclass(frozen=True)
+class Spec:
+    """An nn.LSTM to set and the value to set it to (None: the function's default)."""
+
+    size: tuple[int, int]  # input, hidden
+    options: dict
+    value: float | None
+
+    @property
+    def extra(self) -> tuple[float, ...]:
+        return () if self.value is None else (self.value,)
+
+    @property
+    def shown(self) -> str:
+        layers = "".join(f", {key}={option}" for key, option in self.options.items())
+        value = self.value if self.value is not None else "default (1.0)"
+        return f"nn.LSTM({self.size[0]}, {self.size[1]}{layers}), value {value}"
+
+
+SINGLE = [Spec((3, 4), {}, 1.0), Spec((2, 5), {}, 2.5), Spec((4, 3), {}, None)]
+STACKED = [Spec((3, 4), {"num_layers": 2, "bidirectional": True}, 1.0), Spec((2, 3), {"num_layers": 3}, -0.5)]
+
+
+@dataclass(frozen=True)
+class Run:
+    """One call of the student's set_forget_bias: the LSTM before, after, and what the call returned."""
+
+    spec: Spec
+    original: nn.LSTM
+    lstm: nn.LSTM
+    call: object
+
+    @property
+    def hidden(self) -> int:
+        return self.lstm.hidden_size
 
 
 def _effective(lstm: nn.LSTM) -> dict[str, torch.Tensor]:
@@ -24,48 +67,99 @@ def _effective(lstm: nn.LSTM) -> dict[str, torch.Tensor]:
     return seen
 
 
-def _run(student, size: tuple, options: dict, value: float | None, seed: int):
-    lstm = seeded_module(nn.LSTM, *size, batch_first=True, seed=seed, **options)
+def _run(student, spec: Spec, seed: int, lstm: nn.LSTM | None = None) -> Run:
+    lstm = seeded_module(nn.LSTM, *spec.size, batch_first=True, seed=seed, **spec.options) if lstm is None else lstm
     original = copy.deepcopy(lstm)
-    args = (lstm,) if value is None else (lstm, value)
-    call = student.run("initialisation.set_forget_bias", *args)
-    return original, lstm, call, args[1:]
+    call = student.run("initialisation.set_forget_bias", lstm, *spec.extra)
+    return Run(spec, original, lstm, call)
 
 
-def _first_difference(got: dict, expected: dict, hidden: int) -> str | None:
-    for name, value in expected.items():
-        bad = ~torch.isclose(got[name], value, atol=1e-6, rtol=0)
-        if bad.any():
-            index = int(bad.flatten().nonzero()[0])
-            if name.startswith("weight"):
-                return f"{name} changed; only the biases should"
-            block = ("input", "forget", "cell", "output")[index // hidden]
-            real = name.replace("bias", "bias_ih") + " + " + name.replace("bias", "bias_hh")
-            return (
-                f"the {block} gate's effective bias ({real}) at entry {index} is "
-                f"{float(got[name].flatten()[index]):.4f}; expected {float(value.flatten()[index]):.4f}"
+def _blocks(effective: dict[str, torch.Tensor], hidden: int) -> dict[tuple[str, int], torch.Tensor]:
+    """Each bias's four gate blocks, and each weight whole (block 0)."""
+    blocks = {}
+    for name, value in effective.items():
+        parts = value.split(hidden) if name.startswith("bias") else (value,)
+        blocks.update({(name, number): part for number, part in enumerate(parts)})
+    return blocks
+
+
+def _same(a: torch.Tensor, b: torch.Tensor) -> bool:
+    return bool(torch.allclose(a, b, atol=1e-6, rtol=0))
+
+
+def _first_difference(got: dict, expected: dict, hidden: int, skip=frozenset()) -> str | None:
+    for (name, block), value in _blocks(expected, hidden).items():
+        mine = _blocks(got, hidden)[name, block]
+        if (name, block) in skip or _same(mine, value):
+            continue
+        if name.startswith("weight"):
+            return f"{name} changed; only the biases should"
+        entry = block * hidden + int((~torch.isclose(mine, value, atol=1e-6, rtol=0)).nonzero()[0])
+        real = name.replace("bias", "bias_ih") + " + " + name.replace("bias", "bias_hh")
+        return (
+            f"the {GATES[block]} gate's effective bias ({real}) at entry {entry} is "
+            f"{float(got[name][entry]):.4f}; expected {float(value[entry - block * hidden]):.4f}"
+        )
+    return None
+
+
+def _matches(got: dict, variant) -> bool:
+    return variant is not None and all(_same(got[name], value) for name, value in variant.items())
+
+
+def _suspects(run: Run) -> Suspects:
+    return Suspects(variants.SET_FORGET_BIAS, lambda v, r=run: _effective(v(copy.deepcopy(r.original), *r.spec.extra)))
+
+
+def _explains_its_blocks(runs: list[Run], key: str) -> set | None:
+    """The blocks a mistake touches, if the student's results equal its variant's on all of them (else None)."""
+    touched_everywhere = []
+    for run in runs:
+        variant = _suspects(run).output(key)
+        if variant is None:
+            return None
+        before, mine = _blocks(_effective(run.original), run.hidden), _blocks(_effective(run.lstm), run.hidden)
+        touched = {block for block, value in _blocks(variant, run.hidden).items() if not _same(value, before[block])}
+        if not touched or not all(_same(mine[block], _blocks(variant, run.hidden)[block]) for block in touched):
+            return None
+        touched_everywhere.append(touched)
+    return set.union(*touched_everywhere)
+
+
+def _diagnose(runs: list[Run]) -> tuple[str | None, frozenset]:
+    """The mistake (or pair) that explains every run; else one that explains the blocks it touches, and those."""
+    key = explaining([(_effective(run.lstm), _suspects(run)) for run in runs], _matches)
+    if key is not None:
+        return key, frozenset()
+    for key in variants.SET_FORGET_BIAS:
+        touched = _explains_its_blocks(runs, key)
+        if touched:
+            return key, frozenset(touched)
+    return None, frozenset()
+
+
+def _check_values(student, cases: list[Spec]) -> None:
+    runs = [_run(student, spec, seed) for seed, spec in enumerate(cases)]
+    for run in runs:
+        expected = _effective(reference.set_forget_bias(copy.deepcopy(run.original), *run.spec.extra))
+        problem = _first_difference(_effective(run.lstm), expected, run.hidden)
+        if problem is None:
+            continue
+        mistake, explained = _diagnose(runs)
+        other = _first_difference(_effective(run.lstm), expected, run.hidden, explained) if explained else None
+        if explained and other is None:  # this run differs only where the mistake explains: show another's
+            other = next(
+                (found for r in runs if (found := _differs_elsewhere(r, explained)) is not None), "nothing else"
             )
-    return None
+        report = f"set_forget_bias: {problem} ({run.spec.shown})."
+        if explained:
+            report = f"set_forget_bias: besides that, {other} ({run.spec.shown})."
+        fail(with_diagnosis(mistake, report))
 
 
-def _diagnose(original: nn.LSTM, got: dict, extra: tuple) -> str | None:
-    for key, variant in variants.SET_FORGET_BIAS.items():
-        mistake = _effective(variant(copy.deepcopy(original), *extra))
-        if all(torch.allclose(got[name], value, atol=1e-6) for name, value in mistake.items()):
-            return key
-    return None
-
-
-def _check_values(student, cases: list) -> None:
-    for seed, (size, options, value) in enumerate(cases):
-        original, lstm, _, extra = _run(student, size, options, value, seed)
-        expected = _effective(reference.set_forget_bias(copy.deepcopy(original), *extra))
-        got = _effective(lstm)
-        problem = _first_difference(got, expected, lstm.hidden_size)
-        if problem is not None:
-            layers = "".join(f", {key}={option}" for key, option in options.items())
-            shown = f"nn.LSTM({size[0]}, {size[1]}{layers}), value {value if value is not None else 'default (1.0)'}"
-            fail(with_diagnosis(_diagnose(original, got, extra), f"set_forget_bias: {problem} ({shown})."))
+def _differs_elsewhere(run: Run, explained: frozenset) -> str | None:
+    expected = _effective(reference.set_forget_bias(copy.deepcopy(run.original), *run.spec.extra))
+    return _first_difference(_effective(run.lstm), expected, run.hidden, explained)
 
 
 def check_set_forget_bias_forget_block(student) -> None:
@@ -73,17 +167,57 @@ def check_set_forget_bias_forget_block(student) -> None:
     _check_values(student, SINGLE)
 
 
+def _pairs(lstm: nn.LSTM) -> list[tuple[str, str]]:
+    """(bias_ih name, bias_hh name) of every layer and direction."""
+    return [(name, name.replace("bias_ih", "bias_hh")) for name, _ in lstm.named_parameters() if "bias_ih" in name]
+
+
+def _untouched(run: Run) -> list[str]:
+    before, after = run.original.state_dict(), run.lstm.state_dict()
+    return [ih for ih, hh in _pairs(run.lstm) if all(torch.equal(before[name], after[name]) for name in (ih, hh))]
+
+
+def _alone(student, run: Run, ih: str, hh: str, seed: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """What set_forget_bias writes into a one-layer LSTM holding the biases that layer and direction held."""
+    single = seeded_module(nn.LSTM, run.spec.size[0], run.hidden, batch_first=True, seed=seed + 50)
+    before = run.original.state_dict()
+    with torch.no_grad():
+        single.bias_ih_l0.copy_(before[ih])
+        single.bias_hh_l0.copy_(before[hh])
+    alone = _run(student, Spec(run.spec.size, {}, run.spec.value), seed, single)
+    return alone.lstm.bias_ih_l0.detach(), alone.lstm.bias_hh_l0.detach()
+
+
 def check_set_forget_bias_all_layers_and_directions(student) -> None:
-    """Every layer and both directions of a stacked bidirectional LSTM are set."""
-    _check_values(student, STACKED)
+    """Every layer and both directions of a stacked bidirectional LSTM are set: each gets what a one-layer
+    LSTM holding the same biases gets (judged on the student's own results, whatever their values)."""
+    for seed, spec in enumerate(STACKED):
+        run = _run(student, spec, seed)
+        untouched = _untouched(run)
+        if len(untouched) == len(_pairs(run.lstm)):
+            fail(f"set_forget_bias changed no bias of the LSTM ({spec.shown}).")
+        if untouched:
+            shown = ", ".join(name.replace("bias_ih_", "") for name in untouched)
+            report = f"set_forget_bias left the biases of {shown} as they were ({spec.shown})."
+            fail(with_diagnosis("F3", report))
+        after = run.lstm.state_dict()
+        for ih, hh in _pairs(run.lstm):
+            alone = _alone(student, run, ih, hh, seed)
+            if not (_same(after[ih], alone[0]) and _same(after[hh], alone[1])):
+                fail(
+                    f"set_forget_bias writes into {ih} and {hh} something else than into the biases of a one-layer "
+                    f"LSTM that holds the same values ({spec.shown}): every layer and direction is set alike."
+                )
 
 
 def check_set_forget_bias_in_place(student) -> None:
-    """The forget bias is set in place: the same module comes back, holding the same Parameter objects."""
-    for seed, (size, options, value) in enumerate(STACKED):
-        _, lstm, call, _ = _run(student, size, options, value, seed)
-        if not call.effects[0].same_parameters:
+    """The forget bias is set in place: the same module comes back, holding the same Parameter objects,
+    with something written into its biases (whatever the values)."""
+    for seed, spec in enumerate(STACKED):
+        run = _run(student, spec, seed)
+        if not run.call.effects[0].same_parameters:
             fail(with_diagnosis("F4", "set_forget_bias: after the call the LSTM holds new bias Parameters."))
-        if call.value is not lstm:
+        if run.call.value is not run.lstm:
             fail("set_forget_bias must return the very LSTM it was given (end with `return lstm`).")
-    _check_values(student, STACKED)  # returning the LSTM untouched is not setting it in place
+        if len(_untouched(run)) == len(_pairs(run.lstm)):
+            fail(f"set_forget_bias wrote nothing into the LSTM's biases ({spec.shown}): write into them in place.")

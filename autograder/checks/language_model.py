@@ -1,17 +1,49 @@
-"""Checks for TODO 7 (next_token_loss) and TODO 8 (sample)."""
+"""Checks for TODO 7 (next_token_loss) and TODO 8 (sample).
+
+`next_token_loss: gradients` is judged against the student's own loss (its central differences along
+random directions of each parameter), and `sample: no grad` on the calls to the model alone: both keep
+their points when only the values are wrong.
+"""
+
+import copy
+from dataclasses import dataclass
 
 import torch
 
-from autograder.checks import variants
-from autograder.checks.compare import Comparison, expect_tensor, fail, variant_outputs, with_diagnosis
-from autograder.checks.inputs import generator, seeded_module
+from autograder.checks import gradients, variants
+from autograder.checks.compare import Comparison, Suspects, expect_tensor, explaining, fail, with_diagnosis
+from autograder.checks.inputs import generator, normal, seeded_module
 from autograder.runtime.trusted import LanguageModel
 from autograder.student import Raised
 from solutions import language_model as reference
 
-LOSS_CASES = [(4, 9, 7, 0), (1, 2, 5, 1), (3, 6, 6, 2), (2, 7, 6, 3)]  # batch, length, vocab, seed
+
+@dataclass(frozen=True)
+class LossCase:
+    batch: int
+    length: int
+    vocab: int
+    seed: int
+
+
+@dataclass(frozen=True)
+class SampleCase:
+    start: int
+    steps: int
+    temperature: float
+    seed: int
+
+    @property
+    def shown(self) -> str:
+        return f"start {self.start}, {self.steps} steps, temperature {self.temperature}"
+
+
+LOSS_CASES = [LossCase(4, 9, 7, 0), LossCase(1, 2, 5, 1), LossCase(3, 6, 6, 2), LossCase(2, 7, 6, 3)]
 PADDED_LENGTHS = [[9, 5, 3, 7], [2, 6, 6], [4, 4]]
-SAMPLE_CASES = [(1, 12, 0.5, 0), (3, 15, 1.0, 1), (2, 10, 2.0, 2), (5, 1, 0.8, 3), (4, 0, 1.0, 4)]
+SAMPLE_CASES = [SampleCase(1, 12, 0.5, 0), SampleCase(3, 15, 1.0, 1), SampleCase(2, 10, 2.0, 2)]
+SAMPLE_CASES += [SampleCase(5, 1, 0.8, 3), SampleCase(4, 0, 1.0, 4)]
+WORKER_SEED = 0  # the worker seeds the global random state so before every call (runtime/harness.py)
+SAMPLING_MODEL = (6, 8, 12)  # vocab, embed, hidden
 
 
 def loss_model(vocab: int, seed: int) -> LanguageModel:
@@ -37,23 +69,37 @@ def _loss(student, model: LanguageModel, tokens: torch.Tensor, pad_id: int | Non
     return expect_tensor(value, "the loss", ())
 
 
-def _compare_losses(student, cases: list[tuple[LanguageModel, torch.Tensor, int | None, str]]) -> None:
+def _no_grad_loss(variant, model, tokens, pad_id):
+    with torch.no_grad():
+        return variant(model, tokens, pad_id)
+
+
+@dataclass(frozen=True)
+class LossInput:
+    model: LanguageModel
+    tokens: torch.Tensor
+    pad_id: int | None
+    context: str
+
+
+def _compare_losses(student, cases: list[LossInput]) -> None:
     comparison = Comparison("next_token_loss")
-    for model, tokens, pad_id, context in cases:
-        got = _loss(student, model, tokens, pad_id)
+    for case in cases:
+        got = _loss(student, case.model, case.tokens, case.pad_id)
         with torch.no_grad():
-            expected = reference.next_token_loss(model, tokens, pad_id)
-            mistakes = variant_outputs(variants.NEXT_TOKEN_LOSS, model, tokens, pad_id)
-        comparison.add("the loss", got, expected, context, mistakes)
+            expected = reference.next_token_loss(case.model, case.tokens, case.pad_id)
+        suspects = Suspects(variants.NEXT_TOKEN_LOSS, lambda v, c=case: _no_grad_loss(v, c.model, c.tokens, c.pad_id))
+        comparison.add("the loss", got, expected, case.context, suspects)
     comparison.verdict()
 
 
 def check_next_token_loss_values(student) -> None:
     """The mean cross-entropy of predicting tokens[:, 1:] from tokens[:, :-1]."""
     cases = []
-    for batch, length, vocab, seed in LOSS_CASES:
-        tokens = _tokens(batch, length, vocab, seed)
-        cases.append((loss_model(vocab, seed), tokens, None, f"tokens {batch}x{length}, vocab {vocab}, pad_id None"))
+    for case in LOSS_CASES:
+        tokens = _tokens(case.batch, case.length, case.vocab, case.seed)
+        context = f"tokens {case.batch}x{case.length}, vocab {case.vocab}, pad_id None"
+        cases.append(LossInput(loss_model(case.vocab, case.seed), tokens, None, context))
     _compare_losses(student, cases)
 
 
@@ -62,51 +108,57 @@ def check_next_token_loss_padding(student) -> None:
     cases = []
     for seed, rows in enumerate(PADDED_LENGTHS):
         tokens = _padded(rows, 6, seed)
-        cases.append((loss_model(6, seed), tokens, 0, f"row lengths {rows} padded with 0, pad_id 0"))
+        cases.append(LossInput(loss_model(6, seed), tokens, 0, f"row lengths {rows} padded with 0, pad_id 0"))
     _compare_losses(student, cases)
 
 
+def _moved(student, model: LanguageModel, tokens: torch.Tensor, name: str):
+    """The student's loss with the model's parameter `name` moved by a tensor."""
+
+    def loss(step: torch.Tensor) -> float:
+        moved = copy.deepcopy(model)
+        with torch.no_grad():
+            dict(moved.named_parameters())[name].add_(step)
+        return float(_loss(student, moved, tokens, 0))
+
+    return loss
+
+
 def check_next_token_loss_gradients(student) -> None:
-    """The loss carries gradients back to every parameter of the model, equal to the reference's."""
+    """The loss carries gradients back to every parameter of the model, and they are the derivatives of
+    the student's own loss (whatever its value)."""
     model, tokens = loss_model(6, 5), _padded([7, 4, 6], 6, 5)
+    _loss(student, model, tokens, 0)
     try:
         call = student.run("language_model.next_token_loss", model, tokens, 0, grad=(["params:0"], [torch.tensor(1.0)]))
     except Raised as error:
         if error.error_type == "ValueError" and "gradient" in error.error_message:
             fail(f"next_token_loss: {error.error_message}.")
         raise
-    mistakes: dict[str, dict[str, torch.Tensor]] = {}
-    for key, variant in variants.NEXT_TOKEN_LOSS.items():
-        model.zero_grad()
-        try:
-            variant(model, tokens, 0).backward()
-        except RuntimeError:  # a variant that cannot run on these shapes names nothing
-            continue
-        for name, parameter in model.named_parameters():
-            mistakes.setdefault(name, {})[key] = parameter.grad.clone()
-    model.zero_grad()
-    reference.next_token_loss(model, tokens, 0).backward()
-    comparison = Comparison("next_token_loss")
-    for name, parameter in model.named_parameters():
-        got = call.grads[0].get(name)
-        if got is None:
-            fail(f"next_token_loss: no gradient reaches the model's {name}.")
-        got = expect_tensor(got, f"{name}.grad", parameter.shape)
-        comparison.add(f"{name}.grad", got, parameter.grad, "row lengths [7, 4, 6], pad_id 0", mistakes.get(name, {}))
-    comparison.verdict()
+    judged = [
+        gradients.Judged(
+            f"the model's {name}",
+            call.grads[0].get(name),
+            normal(*parameter.shape, seed=600 + number),
+            _moved(student, model, tokens, name),
+        )
+        for number, (name, parameter) in enumerate(model.named_parameters())
+    ]
+    gradients.judge("next_token_loss", judged, "row lengths [7, 4, 6], pad_id 0")
 
 
 # -- sample ----------------------------------------------------------------------------------
 def sampling_model(seed: int = 0) -> LanguageModel:
-    model = seeded_module(LanguageModel, 6, 8, 12, seed=seed)
+    model = seeded_module(LanguageModel, *SAMPLING_MODEL, seed=seed)
     with torch.no_grad():
         model.head.weight.mul_(4.0)  # peaked distributions, so temperature and state matter
     return model
 
 
-def _sampled(student, case: tuple) -> tuple[list[int], object]:
-    start, steps, temperature, seed = case
-    call = student.run("language_model.sample", sampling_model(), start, steps, temperature, generator(seed))
+def _sampled(student, case: SampleCase) -> tuple[list[int], object]:
+    call = student.run(
+        "language_model.sample", sampling_model(), case.start, case.steps, case.temperature, generator(case.seed)
+    )
     tokens = call.value
     if type(tokens) is not list or not all(type(token) is int for token in tokens):
         kinds = sorted({type(token).__name__ for token in tokens}) if type(tokens) in (list, tuple) else []
@@ -129,31 +181,40 @@ def _first_difference(got: list[int], expected: list[int]) -> str:
     return f"{len(got)} tokens; expected {len(expected)} (start plus one per step)"
 
 
+def _as_the_worker_runs(variant, case: SampleCase) -> list[int]:
+    """A variant's tokens from the global random state as the worker leaves it for the call (T4 draws from it):
+    seeded, then the model built (its initialisation draws from it) and given the case's weights."""
+    weights = sampling_model().state_dict()
+    with torch.random.fork_rng():
+        torch.manual_seed(WORKER_SEED)
+        model = LanguageModel(*SAMPLING_MODEL)
+        model.load_state_dict(weights)
+        return variant(model, case.start, case.steps, case.temperature, generator(case.seed))
+
+
+def _sample_suspects(case: SampleCase) -> Suspects:
+    return Suspects(variants.SAMPLE, lambda variant: _as_the_worker_runs(variant, case))
+
+
 def check_sample_values(student) -> None:
     """The same seeded generator draws the same tokens as the reference."""
-    for case in SAMPLE_CASES:
-        got, _ = _sampled(student, case)
-        start, steps, temperature, seed = case
-        expected = reference.sample(sampling_model(), start, steps, temperature, generator(seed))
+    drawn = [(case, _sampled(student, case)[0]) for case in SAMPLE_CASES]
+    for case, got in drawn:
+        expected = reference.sample(sampling_model(), case.start, case.steps, case.temperature, generator(case.seed))
         if got != expected:
-            mistakes = [
-                key
-                for key, variant in variants.SAMPLE.items()
-                if all(
-                    _sampled(student, c)[0] == variant(sampling_model(), c[0], c[1], c[2], generator(c[3]))
-                    for c in SAMPLE_CASES
-                )
-            ]
-            report = (
-                f"sample: {_first_difference(got, expected)} (start {start}, {steps} steps, temperature {temperature})."
-            )
-            fail(with_diagnosis(mistakes[0] if mistakes else None, report))
+            mistake = explaining([(tokens, _sample_suspects(c)) for c, tokens in drawn], lambda a, b: a == b)
+            fail(with_diagnosis(mistake, f"sample: {_first_difference(got, expected)} ({case.shown})."))
 
 
 def check_sample_no_grad(student) -> None:
-    """Sampling runs under torch.no_grad(): no graph is built for the draws."""
+    """Sampling runs under torch.no_grad(): every call of the model is made with autograd off (whatever
+    the tokens drawn), and a list of steps + 1 tokens comes back."""
     for case in SAMPLE_CASES[:2]:
-        _, call = _sampled(student, case)
-        if any(call.grad_modes.get(0, [])):
+        tokens, call = _sampled(student, case)
+        modes = call.grad_modes.get(0, [])
+        if not modes:
+            fail(f"sample never called the model ({case.shown}): each step runs it on the last token.")
+        if any(modes):
             fail("sample runs the model with autograd on: wrap the loop in `with torch.no_grad():`.")
-    check_sample_values(student)
+        if len(tokens) != case.steps + 1:
+            fail(f"sample returned {len(tokens)} tokens; expected {case.steps + 1} (start plus one per step).")

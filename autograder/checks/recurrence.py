@@ -1,64 +1,131 @@
-"""Checks for TODO 1 (rnn_forward) and TODO 2 (lstm_step)."""
+"""Checks for TODO 1 (rnn_forward) and TODO 2 (lstm_step).
+
+The values items compare with the reference; the aspect items judge their aspect alone, on the
+student's own outputs: `writes_the_loop` / `writes_the_step` (no recurrent layer called, the
+documented shapes, states computed from the input), `initial_state` (h0 is where the recurrence
+starts, and a run continued from its own state continues it) and `gradients` (the derivatives of
+the student's own output, reaching every input).
+"""
 
 import re
+from collections.abc import Callable
+from dataclasses import dataclass
 
 import torch
 
-from autograder.checks import variants
-from autograder.checks.compare import Comparison, expect_pair, expect_tensor, fail, variant_outputs, with_diagnosis
+from autograder.checks import gradients, variants
+from autograder.checks.compare import (
+    ATOL,
+    RTOL,
+    Comparison,
+    Suspects,
+    expect_pair,
+    expect_tensor,
+    fail,
+    with_diagnosis,
+)
 from autograder.checks.inputs import normal
 from autograder.student import Raised
 from solutions import recurrence as reference
 
-RNN_CASES = [  # batch, length, input, hidden, seed: square and not, batch 1, length 1, batch == length
-    (3, 5, 4, 6, 0),
-    (1, 1, 3, 2, 1),
-    (4, 4, 5, 5, 2),
-    (2, 7, 3, 4, 3),
+
+@dataclass(frozen=True)
+class RnnCase:
+    batch: int
+    length: int
+    size: int  # input features
+    hidden: int
+    seed: int
+
+    def inputs(self, with_h0: bool = False) -> list:
+        x = normal(self.batch, self.length, self.size, seed=self.seed)
+        weights = [
+            normal(self.hidden, self.size, seed=self.seed + 100, scale=0.6),
+            normal(self.hidden, self.hidden, seed=self.seed + 200, scale=0.6),
+            normal(self.hidden, seed=self.seed + 300, scale=0.5),
+            normal(self.hidden, seed=self.seed + 400, scale=0.5),
+        ]
+        h0 = normal(1, self.batch, self.hidden, seed=self.seed + 500) if with_h0 else None
+        return [x, *weights, h0]
+
+    def context(self, with_h0: bool) -> str:
+        return f"x {self.batch}x{self.length}x{self.size}, hidden {self.hidden}, h0 {'given' if with_h0 else 'None'}"
+
+    def shortened(self, steps: int) -> "RnnCase":
+        return RnnCase(self.batch, self.length - steps, self.size, self.hidden, self.seed)
+
+
+RNN_CASES = [  # square and not, batch 1, length 1, batch == length
+    RnnCase(batch=3, length=5, size=4, hidden=6, seed=0),
+    RnnCase(batch=1, length=1, size=3, hidden=2, seed=1),
+    RnnCase(batch=4, length=4, size=5, hidden=5, seed=2),
+    RnnCase(batch=2, length=7, size=3, hidden=4, seed=3),
 ]
-LSTM_CASES = [(3, 4, 5, 0), (1, 2, 3, 1), (2, 6, 6, 2)]  # batch, input, hidden, seed
+SQUARE = RNN_CASES[2]  # batch == length and input == hidden: every known mistake runs on it (writes_the_loop)
+# initial_state and gradients: input == hidden, so a weight left untransposed (R1) runs and they judge their aspect
+STATE_CASES = [RnnCase(3, 5, 4, 4, 4), RnnCase(1, 1, 3, 3, 5), SQUARE, RnnCase(2, 7, 3, 3, 6)]
+RNN_INPUTS = ("x", "weight_ih", "weight_hh", "bias_ih", "bias_hh", "h0")
 
 
-def rnn_inputs(batch: int, length: int, size: int, hidden: int, seed: int, with_h0: bool = False) -> list:
-    x = normal(batch, length, size, seed=seed)
-    weights = [
-        normal(hidden, size, seed=seed + 100, scale=0.6),
-        normal(hidden, hidden, seed=seed + 200, scale=0.6),
-        normal(hidden, seed=seed + 300, scale=0.5),
-        normal(hidden, seed=seed + 400, scale=0.5),
-    ]
-    h0 = normal(1, batch, hidden, seed=seed + 500) if with_h0 else None
-    return [x, *weights, h0]
+@dataclass(frozen=True)
+class LstmCase:
+    batch: int
+    size: int
+    hidden: int
+    seed: int
+
+    def inputs(self) -> list:
+        return [
+            normal(self.batch, self.size, seed=self.seed),
+            (normal(self.batch, self.hidden, seed=self.seed + 1), normal(self.batch, self.hidden, seed=self.seed + 2)),
+            normal(4 * self.hidden, self.size, seed=self.seed + 100, scale=0.6),
+            normal(4 * self.hidden, self.hidden, seed=self.seed + 200, scale=0.6),
+            normal(4 * self.hidden, seed=self.seed + 300, scale=0.5),
+            normal(4 * self.hidden, seed=self.seed + 400, scale=0.5),
+        ]
+
+    @property
+    def context(self) -> str:
+        return f"x {self.batch}x{self.size}, hidden {self.hidden}"
 
 
-def _shape_mistake(error: Raised, batch: int, length: int, size: int, hidden: int) -> str | None:
+LSTM_CASES = [LstmCase(3, 4, 5, 0), LstmCase(1, 2, 3, 1), LstmCase(2, 6, 6, 2)]
+LSTM_INPUTS = {0: "x", 2: "weight_ih", 3: "weight_hh", 4: "bias_ih", 5: "bias_hh"}  # argument index -> name
+
+
+def _shape_mistake(error: Raised, case: RnnCase) -> str | None:
     """R1 and R4 often show as a shape error rather than a wrong value (R1's from x @ weight_ih)."""
     message = error.error_message
     if error.error_type != "RuntimeError":
         return None
     numbers = set(re.findall(r"\d+", message))
-    if "must match the size" in message and batch != length and {str(batch), str(length)} <= numbers:
+    lengths = {str(case.batch), str(case.length)}
+    if "must match the size" in message and case.batch != case.length and lengths <= numbers:
         return "R4"
-    if ("mat1 and mat2" in message or "size mismatch" in message) and size != hidden:
+    if ("mat1 and mat2" in message or "size mismatch" in message) and case.size != case.hidden:
         return "R1:ih"
     return None
 
 
-def _call_rnn(student, args: list, case: tuple, **options):
+def _call_rnn(student, args: list, case: RnnCase, **options):
     """Call rnn_forward; name R1 or R4 when their shape error is what comes back."""
-    batch, length, size, hidden, _ = case
     try:
         return student.run("recurrence.rnn_forward", *args, **options)
     except Raised as error:
-        mistake = _shape_mistake(error, batch, length, size, hidden)
+        mistake = _shape_mistake(error, case)
         if mistake is None:
             raise
         fail(with_diagnosis(mistake, f"rnn_forward raised {error.error_type}: {error.error_message.splitlines()[0]}"))
 
 
-def _run_rnn(student, args: list, case: tuple) -> tuple[torch.Tensor, torch.Tensor]:
-    batch, length, _, hidden, _ = case
-    output, h_n = expect_pair(_call_rnn(student, args, case).value, "rnn_forward", ("output", "h_n"))
+def _run_rnn(student, args: list, case: RnnCase) -> tuple[torch.Tensor, torch.Tensor]:
+    return _validated(_call_rnn(student, args, case).value, case)
+
+
+def _validated(value, case: RnnCase) -> tuple[torch.Tensor, torch.Tensor]:
+    """(output, h_n) if they are what the contract says; an output shaped (length, batch, hidden) is R4."""
+    batch, length, hidden = case.batch, case.length, case.hidden
+    output, h_n = expect_pair(value, "rnn_forward", ("output", "h_n"))
     if type(output) is torch.Tensor and output.shape == (length, batch, hidden) and batch != length:
         fail(with_diagnosis("R4", f"output has shape {tuple(output.shape)}; expected {(batch, length, hidden)}."))
     output = expect_tensor(output, "output", (batch, length, hidden))
@@ -66,27 +133,15 @@ def _run_rnn(student, args: list, case: tuple) -> tuple[torch.Tensor, torch.Tens
     return output, h_n
 
 
-def _context(case: tuple, with_h0: bool) -> str:
-    batch, length, size, hidden, _ = case
-    return f"x {batch}x{length}x{size}, hidden {hidden}, h0 {'given' if with_h0 else 'None'}"
-
-
 def _compare_rnn(student, which: str, with_h0: bool) -> None:
     comparison = Comparison("rnn_forward", time_axis={"output": 1})
+    index = 0 if which == "output" else 1
     for case in RNN_CASES:
-        args = rnn_inputs(*case, with_h0=with_h0)
-        output, h_n = _run_rnn(student, args, case)
-        expected = reference.rnn_forward(*args)
-        mistakes = variant_outputs(variants.RNN_FORWARD, *args)
-        index = 0 if which == "output" else 1
-        got = output if which == "output" else h_n
-        comparison.add(
-            which,
-            got,
-            expected[index],
-            _context(case, with_h0),
-            {key: value[index] for key, value in mistakes.items()},
-        )
+        args = case.inputs(with_h0=with_h0)
+        got = _run_rnn(student, args, case)[index]
+        expected = reference.rnn_forward(*args)[index]
+        suspects = Suspects(variants.RNN_FORWARD, lambda variant, args=args: variant(*args)[index])
+        comparison.add(which, got, expected, case.context(with_h0), suspects)
     comparison.verdict()
 
 
@@ -100,28 +155,69 @@ def check_rnn_forward_final_state(student) -> None:
     _compare_rnn(student, "h_n", with_h0=False)
 
 
+def _continued(function, args: list, steps: int) -> torch.Tensor:
+    """`function` run on x[:, steps:] from its own state after step steps - 1 (the rest of its own run)."""
+    output, _ = function(*args)
+    return function(args[0][:, steps:], *args[1:5], output[:, steps - 1].unsqueeze(0))[0]
+
+
 def check_rnn_forward_initial_state(student) -> None:
-    """A given h0 is where the recurrence starts."""
-    _compare_rnn(student, "output", with_h0=True)
-    _compare_rnn(student, "h_n", with_h0=True)
+    """A given h0 is where the recurrence starts: it changes the states, and a run continued from its own
+    state after a step continues it (judged on the student's own outputs, whatever their values)."""
+    runs = []
+    for case in STATE_CASES:
+        args = case.inputs(with_h0=True)
+        output, _ = _run_rnn(student, args, case)
+        from_zeros, _ = _run_rnn(student, [*args[:5], None], case)
+        if torch.allclose(output, from_zeros, atol=ATOL, rtol=RTOL):
+            report = f"rnn_forward gives the same output with h0 given as with h0=None ({case.context(True)})."
+            fail(with_diagnosis("R6", report))
+        runs.append((case, args, output))
+    comparison = Comparison("rnn_forward", time_axis={"output": 1})
+    for case, args, output in (run for run in runs if run[0].length > 1):
+        steps = case.length // 2
+        shorter = case.shortened(steps)
+        got, _ = _run_rnn(student, [args[0][:, steps:], *args[1:5], output[:, steps - 1].unsqueeze(0)], shorter)
+        context = f"x[:, {steps}:] from your state after step {steps - 1}, against your output from step {steps} on"
+        context += f"; x {case.batch}x{case.length}x{case.size}, hidden {case.hidden}"
+        suspects = Suspects(variants.RNN_FORWARD, lambda variant, a=args, k=steps: _continued(variant, a, k))
+        comparison.add("output", got, output[:, steps:], context, suspects)
+    comparison.verdict()
 
 
-GRAD_NAMES = ("x", "weight_ih", "weight_hh", "bias_ih", "bias_hh", "h0")
+def _weighted(outputs, cotangents: list[torch.Tensor]) -> float:
+    return float(sum((o * c).sum() for o, c in zip(outputs, cotangents, strict=True)))
+
+
+def _judged(run: Callable[[list], tuple], args: list, wrt: dict[int, str], grads: list, cotangents: list, seed: int):
+    """Each input of `wrt` with the student's gradient, a direction, and `run` (the student's outputs) moved by it."""
+    judged = []
+    for number, ((index, name), grad) in enumerate(zip(wrt.items(), grads, strict=True)):
+        direction = normal(*args[index].shape, seed=seed + 900 + number)
+
+        def moved(step: torch.Tensor, index: int = index) -> float:
+            return _weighted(run([a + step if i == index else a for i, a in enumerate(args)]), cotangents)
+
+        judged.append(gradients.Judged(name, grad, direction, moved))
+    return judged
 
 
 def check_rnn_forward_gradients(student) -> None:
-    """Gradients flow back to x, h0 and every weight, and equal nn.RNN's."""
-    for case in RNN_CASES[:3]:
-        args = rnn_inputs(*case, with_h0=True)
-        batch, length, _, hidden, seed = case
-        cotangents = [normal(batch, length, hidden, seed=seed + 7), normal(1, batch, hidden, seed=seed + 8)]
-        call = _grad_call(student, "recurrence.rnn_forward", args, list(range(6)), cotangents, case)
-        expected = _reference_grads(reference.rnn_forward, args, range(6), cotangents)
-        mistakes = _variant_grads(variants.RNN_FORWARD, args, range(6), cotangents)
-        _compare_grads("rnn_forward", call.grads, expected, GRAD_NAMES, _context(case, True), mistakes)
+    """Gradients flow back to x, h0 and every weight, and are the derivatives of the loop's own output."""
+    for case in STATE_CASES[:3]:
+        args = case.inputs(with_h0=True)
+        _run_rnn(student, args, case)  # the shapes first: R4 is named there
+        cotangents = [
+            normal(case.batch, case.length, case.hidden, seed=case.seed + 7),
+            normal(1, case.batch, case.hidden, seed=case.seed + 8),
+        ]
+        wrt = dict(enumerate(RNN_INPUTS))
+        call = _grad_call(student, "recurrence.rnn_forward", args, list(wrt), cotangents, case)
+        run = lambda shifted, case=case: _run_rnn(student, shifted, case)  # noqa: E731
+        gradients.judge("rnn_forward", _judged(run, args, wrt, call.grads, cotangents, case.seed), case.context(True))
 
 
-def _grad_call(student, target: str, args: list, wrt: list, cotangents: list, case: tuple | None = None):
+def _grad_call(student, target: str, args: list, wrt: list, cotangents: list, case: RnnCase | None = None):
     try:
         if case is not None:
             return _call_rnn(student, args, case, grad=(wrt, cotangents))
@@ -132,88 +228,66 @@ def _grad_call(student, target: str, args: list, wrt: list, cotangents: list, ca
         raise
 
 
-def _reference_grads(function, args: list, wrt, cotangents: list) -> list[torch.Tensor]:
-    args = [
-        a.detach().clone().requires_grad_(i in wrt) if isinstance(a, torch.Tensor) else a for i, a in enumerate(args)
-    ]
-    outputs = function(*args)
-    sum((o * c).sum() for o, c in zip(outputs, cotangents, strict=True)).backward()
-    return [args[i].grad for i in wrt]
-
-
-def _variant_grads(table: dict, args: list, wrt, cotangents: list) -> dict[str, list[torch.Tensor]]:
-    grads = {}
-    for key, variant in table.items():
-        try:
-            grads[key] = _reference_grads(variant, args, wrt, cotangents)
-        except Exception:
-            continue
-    return grads
-
-
-def _compare_grads(function: str, got: list, expected: list, names, context: str, mistakes: dict) -> None:
-    comparison = Comparison(function)
-    for index, (name, g, e) in enumerate(zip(names, got, expected, strict=True)):
-        if g is None:
-            missing = f"{function}: no gradient reaches {name}: is it used, and not detached?"
-            fail(with_diagnosis("R3" if function == "rnn_forward" and name.startswith("bias") else None, missing))
-        variants_of = {key: grads[index] for key, grads in mistakes.items()}
-        comparison.add(f"{name}.grad", expect_tensor(g, f"{name}.grad", e.shape), e, context, variants_of)
-    comparison.verdict()
+def _depends_on_the_input(first: torch.Tensor, second: torch.Tensor, function: str, context: str) -> None:
+    if torch.allclose(first, second, atol=ATOL, rtol=RTOL):
+        fail(f"{function}'s states do not change when x changes ({context}): they must be computed from the input.")
 
 
 def check_rnn_forward_writes_the_loop(student) -> None:
-    """The loop is written by hand: nn.RNN and friends are not called."""
-    args = rnn_inputs(*RNN_CASES[0])
-    call = _call_rnn(student, args, RNN_CASES[0])
+    """The loop is written by hand: nn.RNN and friends are not called, and the documented shapes come back,
+    computed from the input (on a batch as long as its rows, where every known mistake runs)."""
+    args = SQUARE.inputs()
+    call = _call_rnn(student, args, SQUARE)
     if call.layer_calls:
         fail(f"rnn_forward calls {', '.join(call.layer_calls)}: the exercise is to write the loop over time yourself.")
-    check_rnn_forward_output(student)
+    output, _ = _validated(call.value, SQUARE)
+    other, _ = _run_rnn(student, [normal(*args[0].shape, seed=SQUARE.seed + 50), *args[1:]], SQUARE)
+    _depends_on_the_input(output, other, "rnn_forward", SQUARE.context(False))
 
 
 # -- lstm_step -----------------------------------------------------------------------------
-def lstm_inputs(batch: int, size: int, hidden: int, seed: int) -> list:
-    return [
-        normal(batch, size, seed=seed),
-        (normal(batch, hidden, seed=seed + 1), normal(batch, hidden, seed=seed + 2)),
-        normal(4 * hidden, size, seed=seed + 100, scale=0.6),
-        normal(4 * hidden, hidden, seed=seed + 200, scale=0.6),
-        normal(4 * hidden, seed=seed + 300, scale=0.5),
-        normal(4 * hidden, seed=seed + 400, scale=0.5),
-    ]
+def _run_lstm(student, args: list, case: LstmCase) -> tuple[torch.Tensor, torch.Tensor]:
+    return _lstm_pair(student.run("recurrence.lstm_step", *args).value, case)
+
+
+def _lstm_pair(value, case: LstmCase) -> tuple[torch.Tensor, torch.Tensor]:
+    h, c = expect_pair(value, "lstm_step", ("h", "c"))
+    return expect_tensor(h, "h", (case.batch, case.hidden)), expect_tensor(c, "c", (case.batch, case.hidden))
 
 
 def check_lstm_step_values(student) -> None:
     """The new (h, c) equal nn.LSTMCell's."""
     comparison = Comparison("lstm_step")
-    for batch, size, hidden, seed in LSTM_CASES:
-        args = lstm_inputs(batch, size, hidden, seed)
-        h, c = expect_pair(student.run("recurrence.lstm_step", *args).value, "lstm_step", ("h", "c"))
+    for case in LSTM_CASES:
+        args = case.inputs()
+        got = _run_lstm(student, args, case)
         expected = reference.lstm_step(*args)
-        mistakes = variant_outputs(variants.LSTM_STEP, *args)
-        context = f"x {batch}x{size}, hidden {hidden}"
-        for index, (name, got) in enumerate((("c", c), ("h", h))[::-1]):
-            got = expect_tensor(got, name, (batch, hidden))
-            comparison.add(name, got, expected[index], context, {k: v[index] for k, v in mistakes.items()})
+        suspects = Suspects(variants.LSTM_STEP, lambda variant, args=args: variant(*args))
+        for index in (0, 1):
+            part = suspects.part(lambda output, index=index: output[index])
+            comparison.add("hc"[index], got[index], expected[index], case.context, part)
     comparison.verdict()
 
 
 def check_lstm_step_gradients(student) -> None:
-    """Gradients reach x and every weight, and equal nn.LSTMCell's."""
-    for batch, size, hidden, seed in LSTM_CASES[:2]:
-        args = lstm_inputs(batch, size, hidden, seed)
-        cotangents = [normal(batch, hidden, seed=seed + 7), normal(batch, hidden, seed=seed + 8)]
-        wrt = [0, 2, 3, 4, 5]
-        call = _grad_call(student, "recurrence.lstm_step", args, wrt, cotangents)
-        expected = _reference_grads(reference.lstm_step, args, wrt, cotangents)
-        mistakes = _variant_grads(variants.LSTM_STEP, args, wrt, cotangents)
-        names = ("x", "weight_ih", "weight_hh", "bias_ih", "bias_hh")
-        _compare_grads("lstm_step", call.grads, expected, names, f"x {batch}x{size}, hidden {hidden}", mistakes)
+    """Gradients reach x and every weight, and are the derivatives of the step's own output."""
+    for case in LSTM_CASES[:2]:
+        args = case.inputs()
+        _run_lstm(student, args, case)
+        cotangents = [normal(case.batch, case.hidden, seed=case.seed + k) for k in (7, 8)]
+        call = _grad_call(student, "recurrence.lstm_step", args, list(LSTM_INPUTS), cotangents)
+        run = lambda shifted, case=case: _run_lstm(student, shifted, case)  # noqa: E731
+        gradients.judge("lstm_step", _judged(run, args, LSTM_INPUTS, call.grads, cotangents, case.seed), case.context)
 
 
 def check_lstm_step_writes_the_step(student) -> None:
-    """The step is written by hand: nn.LSTMCell and friends are not called."""
-    call = student.run("recurrence.lstm_step", *lstm_inputs(*LSTM_CASES[0]))
+    """The step is written by hand: nn.LSTMCell and friends are not called, and (h, c) come back shaped
+    (batch, hidden), computed from the input."""
+    case = LSTM_CASES[0]
+    args = case.inputs()
+    call = student.run("recurrence.lstm_step", *args)
     if call.layer_calls:
         fail(f"lstm_step calls {', '.join(call.layer_calls)}: the exercise is to write the gate arithmetic yourself.")
-    check_lstm_step_values(student)
+    h, _ = _lstm_pair(call.value, case)
+    other, _ = _run_lstm(student, [normal(*args[0].shape, seed=case.seed + 50), *args[1:]], case)
+    _depends_on_the_input(h, other, "lstm_step", case.context)

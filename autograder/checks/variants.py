@@ -1,12 +1,18 @@
 """Known-bug versions of the reference, one per catalogue mistake (and its common forms).
 
 A check runs these on its own inputs; when a student's output matches a variant on
-every input, the feedback names the mistake. Keys are catalogue ids, with a suffix
-after ':' for a second form of the same mistake ("R3:ih"), and '+' between the ids of
-a variant that makes two mistakes at once ("C3+C4").
+every input, the feedback names the mistake. Each function has one mistaken
+implementation with keyword options, and a `Table` of the options each mistake sets:
+keys are catalogue ids, with a suffix after ':' for another form of the same mistake
+("R3:ih"). Two mistakes of one function whose options do not overlap make a pair
+("K3+S5": never zeroed and softmax before the loss), tried when no single one matches.
 """
 
-import copy
+import functools
+import itertools
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import torch
@@ -17,30 +23,90 @@ from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 from solutions import padding as reference_padding
 
 
+@dataclass(frozen=True)
+class Table(Mapping[str, Callable[..., Any]]):
+    """One function's known mistakes: each key's options of the function's mistaken implementation."""
+
+    implementation: Callable[..., Any]
+    options: dict[str, dict[str, Any]]
+
+    def __getitem__(self, key: str) -> Callable[..., Any]:
+        """The variant of a key: one mistake ("R1:hh") or a pair of them ("R1:hh+R6")."""
+        merged: dict[str, Any] = {}
+        for part in key.split("+"):
+            merged.update(self.options[part])
+        return functools.partial(self.implementation, **merged)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.options)
+
+    def __len__(self) -> int:
+        return len(self.options)
+
+    def knows(self, key: str) -> bool:
+        return all(part in self.options for part in key.split("+"))
+
+    @functools.cached_property
+    def pair_keys(self) -> tuple[str, ...]:
+        """Every two mistakes of different ids whose options can be combined, in the table's order."""
+        return tuple(
+            f"{a}+{b}"
+            for a, b in itertools.combinations(self.options, 2)
+            if a.partition(":")[0] != b.partition(":")[0] and not self.options[a].keys() & self.options[b].keys()
+        )
+
+    def pairs(self, among: Callable[[str], bool] = lambda key: True) -> dict[str, Callable[..., Any]]:
+        """The pairs' variants, optionally only of mistakes for which `among(key)` holds."""
+        return {key: self[key] for key in self.pair_keys if all(map(among, key.split("+")))}
+
+
 # -- rnn_forward ---------------------------------------------------------------------------
-def _rnn(x, w_ih, w_hh, b_ih, b_hh, h0, *, transpose="both", carry=True, use_ih=True, use_hh=True):
-    batch, length, _ = x.shape
-    start = x.new_zeros(batch, w_hh.shape[0]) if h0 is None else h0[0]
-    h, states = start, []
-    a = w_ih if transpose in ("neither", "hh") else w_ih.T  # transpose names the one done right
+def _rnn(
+    x,
+    w_ih,
+    w_hh,
+    b_ih,
+    b_hh,
+    h0=None,
+    *,
+    transpose="both",  # the matrices transposed right: "both", "ih", "hh" or "neither"
+    carry=True,
+    use_ih=True,
+    use_hh=True,
+    walk="time",  # "time", "time_major" (x read as (length, batch, input)) or "rows" (x[t] for t over axis 0)
+    start="h0",  # "h0", or "zeros" whatever h0 is
+    final="last",  # h_n after the "last" step or the "first"
+):
+    x = x.transpose(0, 1) if walk == "time_major" else x
+    batch, length = x.shape[0], x.shape[0 if walk == "rows" else 1]
+    origin = x.new_zeros(batch, w_hh.shape[0]) if h0 is None or start == "zeros" else h0[0]
+    a = w_ih if transpose in ("neither", "hh") else w_ih.T
     b = w_hh if transpose in ("neither", "ih") else w_hh.T
+    h, states = origin, []
     for t in range(length):
-        previous = h if carry else start
-        h = torch.tanh(x[:, t] @ a + previous @ b + (b_ih if use_ih else 0) + (b_hh if use_hh else 0))
+        step = x[t] if walk == "rows" else x[:, t]
+        previous = h if carry else origin
+        h = torch.tanh(step @ a + (b_ih if use_ih else 0) + previous @ b + (b_hh if use_hh else 0))
         states.append(h)
-    return torch.stack(states, dim=1), h.unsqueeze(0)
+    output = torch.stack(states, dim=1)
+    return output, (h if final == "last" else states[0]).unsqueeze(0)
 
 
-RNN_FORWARD = {  # R1's forms: "ih" raises a shape error first whenever "both" does, so it is tried first
-    "R1:ih": lambda *a: _rnn(*a, transpose="hh"),
-    "R1:hh": lambda *a: _rnn(*a, transpose="ih"),
-    "R1": lambda *a: _rnn(*a, transpose="neither"),
-    "R2": lambda *a: _rnn(*a, carry=False),
-    "R3": lambda *a: _rnn(*a, use_hh=False),
-    "R3:ih": lambda *a: _rnn(*a, use_ih=False),
-    "R4": lambda x, *a: _rnn(x.transpose(0, 1), *a),
-    "R5": lambda *a: (lambda out: (out[0], out[0][:, :1].transpose(0, 1)))(_rnn(*a)),
-}
+RNN_FORWARD = Table(  # R1's forms: "ih" raises a shape error first whenever "both" does, so it is tried first
+    _rnn,
+    {
+        "R1:ih": {"transpose": "hh"},
+        "R1:hh": {"transpose": "ih"},
+        "R1": {"transpose": "neither"},
+        "R2": {"carry": False},
+        "R3": {"use_hh": False},
+        "R3:ih": {"use_ih": False},
+        "R4": {"walk": "time_major"},
+        "R4:rows": {"walk": "rows"},
+        "R5": {"final": "first"},
+        "R6": {"start": "zeros"},
+    },
+)
 
 
 # -- lstm_step -----------------------------------------------------------------------------
@@ -52,144 +118,207 @@ def _lstm(x, state, w_ih, w_hh, b_ih, b_hh, *, order="ifgo", cell="add"):
     return torch.sigmoid(o) * torch.tanh(c_new), c_new
 
 
-LSTM_STEP = {
-    "L1": lambda *a: _lstm(*a, order="ifog"),
-    "L2": lambda *a: _lstm(*a, cell="multiply"),
-    "L2:no_old": lambda *a: _lstm(*a, cell="no_old"),
-}
+LSTM_STEP = Table(_lstm, {"L1": {"order": "ifog"}, "L2": {"cell": "multiply"}, "L2:no_old": {"cell": "no_old"}})
 
 
 # -- encode_packed -------------------------------------------------------------------------
-def _final(state):
-    return (state[0] if isinstance(state, tuple) else state)[-1]
+def _encode(
+    rnn: nn.Module,
+    embedded,
+    lengths,
+    *,
+    pack=True,  # False: the layer runs over the padded rectangle
+    masked=False,  # unpacked, then the padding steps zeroed: the output looks packed, the final state is not
+    restore=True,  # False: sorted by length and never put back
+    pack_batch_first=True,
+    unpack_batch_first=True,
+    total_length=True,
+    final="state",  # h_n from the layer's "state", or the unpacked output's "last_step" or "last_row"
+):
+    if not pack:
+        output, state = rnn(embedded)
+        if masked:
+            output = output * (torch.arange(embedded.shape[1]).unsqueeze(0) < lengths.unsqueeze(1)).unsqueeze(2)
+    else:
+        order = lengths.argsort(descending=True) if not restore else None
+        rows, sizes = (embedded, lengths) if order is None else (embedded[order], lengths[order])
+        packed = pack_padded_sequence(rows, sizes, batch_first=pack_batch_first, enforce_sorted=order is not None)
+        output, state = rnn(packed)
+        padded_to = {"total_length": embedded.shape[1]} if total_length else {}
+        output, _ = pad_packed_sequence(output, batch_first=unpack_batch_first, **padded_to)
+    if final == "last_step":
+        return output, output[:, -1]
+    if final == "last_row":
+        return output, output[-1]
+    return output, (state[0] if isinstance(state, tuple) else state)[-1]
 
 
-def _unpacked(rnn: nn.Module, embedded, lengths, *, masked=False):
-    output, state = rnn(embedded)
-    if masked:  # the padding steps zeroed afterwards: the output looks packed, the final state is not
-        output = output * (torch.arange(embedded.shape[1]).unsqueeze(0) < lengths.unsqueeze(1)).unsqueeze(2)
-    return output, _final(state)
-
-
-def _sorted_order(rnn: nn.Module, embedded, lengths):
-    order = lengths.argsort(descending=True)
-    packed = pack_padded_sequence(embedded[order], lengths[order], batch_first=True)
-    output, state = rnn(packed)
-    output, _ = pad_packed_sequence(output, batch_first=True, total_length=embedded.shape[1])
-    return output, _final(state)
-
-
-def _time_major(rnn: nn.Module, embedded, lengths, *, pack=False, unpack=True):
-    """batch_first left out when packing (`pack=False`) or when unpacking (`unpack=False`)."""
-    packed = pack_padded_sequence(embedded, lengths, batch_first=pack, enforce_sorted=False)
-    output, state = rnn(packed)
-    output, _ = pad_packed_sequence(output, batch_first=unpack, total_length=embedded.shape[1])
-    return output, _final(state)
-
-
-ENCODE_PACKED = {
-    "P1": _unpacked,
-    "P1:masked": lambda *a: _unpacked(*a, masked=True),
-    "P2": _sorted_order,
-    "P3": _time_major,
-    "P3:unpacked": lambda *a: _time_major(*a, pack=True, unpack=False),
-}
+ENCODE_PACKED = Table(
+    _encode,
+    {
+        "P1": {"pack": False},
+        "P1:masked": {"pack": False, "masked": True},
+        "P2": {"restore": False},
+        "P3": {"pack_batch_first": False},
+        "P3:unpacked": {"unpack_batch_first": False},
+        "P4": {"final": "last_step"},
+        "P4:row": {"final": "last_row"},
+        "P5": {"total_length": False},
+    },
+)
 
 
 # -- gather_final / masked_mean --------------------------------------------------------------
-GATHER_FINAL = {
-    "G1": lambda output, lengths: output[:, -1],
-    "G2": lambda output, lengths: output[torch.arange(len(lengths)), lengths],
-    "G2:clamped": lambda output, lengths: output[torch.arange(len(lengths)), lengths.clamp(max=output.shape[1] - 1)],
-}
+def _gather(output, lengths, *, index="lengths - 1", squeeze="step"):
+    rows = torch.arange(len(lengths))
+    if index == "last":
+        picked = output[:, -1]
+    elif index == "lengths":
+        picked = output[rows, lengths]
+    elif index == "clamped":
+        picked = output[rows, lengths.clamp(max=output.shape[1] - 1)]
+    else:
+        picked = output[rows, lengths - 1]
+    return picked.unsqueeze(1).squeeze() if squeeze == "every" else picked  # "every": .squeeze() with no dim
 
 
-def _mean_over_max_length(output, lengths):
+GATHER_FINAL = Table(
+    _gather,
+    {
+        "G1": {"index": "last"},
+        "G2": {"index": "lengths"},
+        "G2:clamped": {"index": "clamped"},
+        "G5": {"squeeze": "every"},
+    },
+)
+
+
+def _mean(output, lengths, *, total="real", divide="lengths"):
     real = torch.arange(output.shape[1]).unsqueeze(0) < lengths.unsqueeze(1)
-    return (output * real.unsqueeze(2)).sum(1) / output.shape[1]
+    summed = (output * real.unsqueeze(2)).sum(1) if total == "real" else output.sum(1)
+    return summed / (lengths.unsqueeze(1).to(output) if divide == "lengths" else output.shape[1])
 
 
-MASKED_MEAN = {"G3": _mean_over_max_length, "G3:plain": lambda output, lengths: output.mean(dim=1)}
+MASKED_MEAN = Table(
+    _mean,
+    {"G3": {"divide": "padded"}, "G3:plain": {"total": "every", "divide": "padded"}, "G4": {"total": "every"}},
+)
 
 
 # -- set_forget_bias -----------------------------------------------------------------------
-def _forget(lstm: nn.LSTM, value: float, *, block: int = 1, both=False, layers=None, reverse=True) -> nn.LSTM:
+def _layer(name: str) -> int:
+    return int(name.split("_l")[1].split("_")[0]) if "_l" in name else 0
+
+
+def _forget(
+    lstm: nn.LSTM,
+    value: float = 1.0,
+    *,
+    block: int = 1,
+    ih="value",  # what bias_ih's block gets: "value", or "keep" (left at its random values)
+    hh="zero",  # what bias_hh's block gets: "zero", "value" or "keep"
+    others="keep",  # the other three blocks of both biases: "keep", or "zero"
+    layers=None,
+    reverse=True,
+    replace=False,  # new Parameter objects in place of the old
+) -> nn.LSTM:
     hidden = lstm.hidden_size
     part = slice(block * hidden, (block + 1) * hidden)
+    written = {"value": value, "zero": 0.0, "keep": None}
     with torch.no_grad():
         for name, parameter in lstm.named_parameters():
-            layer = int(name.split("_l")[1].split("_")[0]) if "_l" in name else 0
-            if (layers is not None and layer not in layers) or (not reverse and name.endswith("_reverse")):
+            skipped = (layers is not None and _layer(name) not in layers) or (not reverse and name.endswith("_reverse"))
+            if skipped or not name.startswith("bias"):
                 continue
-            if name.startswith("bias_ih"):
-                parameter[part] = value
-            elif name.startswith("bias_hh"):
-                parameter[part] = value if both else 0.0
+            if others == "zero":
+                kept = parameter[part].clone()
+                parameter.zero_()
+                parameter[part] = kept
+            new = written[ih if name.startswith("bias_ih") else hh]
+            if new is not None:
+                parameter[part] = new
+    if replace:
+        for name, parameter in list(lstm.named_parameters()):
+            if name.startswith("bias"):
+                setattr(lstm, name, nn.Parameter(parameter.detach().clone()))
     return lstm
 
 
-def _new_parameters(lstm: nn.LSTM, value: float = 1.0) -> nn.LSTM:
-    """The right values, but in new Parameter objects (F4): an optimizer built earlier holds the old ones."""
-    values = _forget(copy.deepcopy(lstm), value)
-    for name, parameter in values.named_parameters():
-        if name.startswith("bias"):
-            setattr(lstm, name, nn.Parameter(parameter.detach().clone()))
-    return lstm
-
-
-SET_FORGET_BIAS = {
-    "F1": lambda lstm, value=1.0: _forget(lstm, value, block=0),
-    "F1:last": lambda lstm, value=1.0: _forget(lstm, value, block=3),
-    "F1:cell": lambda lstm, value=1.0: _forget(lstm, value, block=2),
-    "F2": lambda lstm, value=1.0: _forget(lstm, value, both=True),
-    "F3": lambda lstm, value=1.0: _forget(lstm, value, layers={0}),
-    "F3:forward": lambda lstm, value=1.0: _forget(lstm, value, reverse=False),
-    "F3:first": lambda lstm, value=1.0: _forget(lstm, value, layers={0}, reverse=False),
-    "F4": _new_parameters,
-}
+SET_FORGET_BIAS = Table(
+    _forget,
+    {
+        "F1": {"block": 0},
+        "F1:last": {"block": 3},
+        "F1:cell": {"block": 2},
+        "F2": {"hh": "value"},
+        "F3": {"layers": {0}},
+        "F3:forward": {"reverse": False},
+        "F3:first": {"layers": {0}, "reverse": False},
+        "F4": {"replace": True},
+        "F5": {"hh": "keep"},
+        "F5:hh": {"ih": "keep", "hh": "value"},
+        "F5:zeroed": {"others": "zero"},
+    },
+)
 
 
 # -- next_token_loss -----------------------------------------------------------------------
-def _loss(model, inputs, targets, pad_id):
-    logits, _ = model(inputs)
-    ignore = -100 if pad_id is None else pad_id
-    return F.cross_entropy(logits.reshape(-1, logits.shape[-1]), targets.reshape(-1), ignore_index=ignore)
-
-
-def _mean_over_all_positions(model, tokens, pad_id=None):
-    logits, _ = model(tokens[:, :-1])
-    targets = tokens[:, 1:].reshape(-1)
-    losses = F.cross_entropy(logits.reshape(-1, logits.shape[-1]), targets, reduction="none")
-    kept = torch.ones_like(losses) if pad_id is None else (targets != pad_id).to(losses)
-    return (losses * kept).sum() / losses.numel()
-
-
-def _scrambled(model, tokens, pad_id=None):
-    logits, _ = model(tokens[:, :-1])
-    vocab = logits.shape[-1]
-    ignore = -100 if pad_id is None else pad_id
-    return F.cross_entropy(logits.reshape(vocab, -1).T, tokens[:, 1:].reshape(-1), ignore_index=ignore)
-
-
-def _unflattened(model, tokens, pad_id=None):
-    """(batch, length, vocab) straight into cross_entropy: it reads axis 1, the positions, as the classes."""
-    logits, _ = model(tokens[:, :-1])
-    return F.cross_entropy(logits, tokens[:, 1:], ignore_index=-100 if pad_id is None else pad_id)
-
-
-NEXT_TOKEN_LOSS = {
-    "S1": lambda model, tokens, pad_id=None: _loss(model, tokens, tokens, pad_id),
-    "S1:trimmed": lambda model, tokens, pad_id=None: _loss(model, tokens[:, :-1], tokens[:, :-1], pad_id),
-    "S2": lambda model, tokens, pad_id=None: _loss(model, tokens[:, 1:], tokens[:, :-1], pad_id),
-    "S3": _scrambled,
-    "S3:unflattened": _unflattened,
-    "S4": lambda model, tokens, pad_id=None: _loss(model, tokens[:, :-1], tokens[:, 1:], None),
-    "S4:denominator": _mean_over_all_positions,
+SHIFTS = {  # inputs and targets: the reference's "next", and the mistakes' own
+    "next": lambda tokens: (tokens[:, :-1], tokens[:, 1:]),
+    "none": lambda tokens: (tokens, tokens),
+    "trimmed": lambda tokens: (tokens[:, :-1], tokens[:, :-1]),
+    "previous": lambda tokens: (tokens[:, 1:], tokens[:, :-1]),
 }
 
 
+def _next_token(
+    model,
+    tokens,
+    pad_id=None,
+    *,
+    shift="next",
+    flatten="rows",  # "rows" (N, vocab); "vocab_first" (logits.reshape(vocab, -1)); "none" ((B, L, V) straight in)
+    padding="ignored",  # "ignored", "counted", or "denominator" (left out of the sum, counted in the mean)
+    scores="logits",  # "logits", "softmax" (probabilities into cross_entropy), "nll" (probabilities into nll_loss)
+):
+    inputs, targets = SHIFTS[shift](tokens)
+    logits, _ = model(inputs)
+    vocab = logits.shape[-1]
+    given = logits if scores == "logits" else logits.softmax(dim=-1)
+    loss = F.nll_loss if scores == "nll" else F.cross_entropy
+    if flatten == "none":
+        given, flat = given, targets
+    elif flatten == "vocab_first":
+        given, flat = given.reshape(vocab, -1).T, targets.reshape(-1)
+    else:
+        given, flat = given.reshape(-1, vocab), targets.reshape(-1)
+    ignore = -100 if pad_id is None or padding != "ignored" else pad_id
+    if padding == "denominator":
+        losses = loss(given, flat, reduction="none")
+        kept = torch.ones_like(losses) if pad_id is None else (flat != pad_id).to(losses)
+        return (losses * kept).sum() / losses.numel()
+    return loss(given, flat, ignore_index=ignore)
+
+
+NEXT_TOKEN_LOSS = Table(
+    _next_token,
+    {
+        "S1": {"shift": "none"},
+        "S1:trimmed": {"shift": "trimmed"},
+        "S2": {"shift": "previous"},
+        "S3": {"flatten": "vocab_first"},
+        "S3:unflattened": {"flatten": "none"},
+        "S4": {"padding": "counted"},
+        "S4:denominator": {"padding": "denominator"},
+        "S5": {"scores": "softmax"},
+        "S5:nll": {"scores": "nll"},
+    },
+)
+
+
 # -- sample ----------------------------------------------------------------------------------
-def _sample(model, start, steps, temperature, generator, *, scale="divide", carry=True, draw=True):
+def _sample(model, start, steps, temperature, generator, *, scale="divide", carry=True, draw=True, own=True):
+    """`own=False`: the draws come from the global random state, not from `generator`."""
     tokens, state = [start], None
     with torch.no_grad():
         for _ in range(steps):
@@ -197,16 +326,14 @@ def _sample(model, start, steps, temperature, generator, *, scale="divide", carr
             state = new_state
             scaled = logits[0, -1] / temperature if scale == "divide" else logits[0, -1] * temperature
             probs = torch.softmax(scaled, dim=-1)
-            token = torch.multinomial(probs, 1, generator=generator) if draw else probs.argmax()
+            token = torch.multinomial(probs, 1, generator=generator if own else None) if draw else probs.argmax()
             tokens.append(int(token))
     return tokens
 
 
-SAMPLE = {
-    "T1": lambda *a: _sample(*a, scale="multiply"),
-    "T2": lambda *a: _sample(*a, carry=False),
-    "T3": lambda *a: _sample(*a, draw=False),
-}
+SAMPLE = Table(
+    _sample, {"T1": {"scale": "multiply"}, "T2": {"carry": False}, "T3": {"draw": False}, "T4": {"own": False}}
+)
 
 
 # -- SequenceClassifier.forward ----------------------------------------------------------------
@@ -215,84 +342,115 @@ def _classify(
     tokens,
     lengths=None,
     *,
-    last="gather",
-    over_padding=(),
-    padding=-torch.inf,  # what the real steps' maximum competes with
-    batch_axis=False,
-    transposed=False,
+    last="gather",  # "gather"; "padded" output[:, -1]; "row" output[-1]; "early" gather_final(output, lengths - 1)
+    mean="real",  # "real", or "padding" (the mean over every step)
+    top="real",  # max pooling over: "real" steps, "padding" too, or "zeroed" (the padding set to 0)
+    axis=1,  # the time axis mean and max pool over (0: the batch's)
+    transposed=False,  # (length, batch, embed) fed to a batch_first layer, turned back afterwards
 ):
-    if transposed:  # (length, batch, embed) fed to a batch_first layer, turned back afterwards
+    if transposed:
         output = model.rnn(model.embedding(tokens).transpose(0, 1))[0].transpose(0, 1)
     else:
         output, _ = model.rnn(model.embedding(tokens))
     if lengths is None:
         lengths = torch.full((tokens.shape[0],), tokens.shape[1])
-    if batch_axis:
-        return model.head(output[-1])
+    real = (torch.arange(tokens.shape[1]).unsqueeze(0) < lengths.unsqueeze(1)).unsqueeze(2)
     if model.pooling == "last":
-        pooled = output[:, -1] if last == "padded" else output[torch.arange(len(lengths)), lengths - 1]
+        pooled = {
+            "padded": lambda: output[:, -1],
+            "row": lambda: output[-1],
+            "early": lambda: reference_padding.gather_final(output, lengths - 1),  # index -1 raises
+            "early_indexed": lambda: output[torch.arange(len(lengths)), lengths - 2],  # index -1 wraps round
+            "gather": lambda: output[torch.arange(len(lengths)), lengths - 1],
+        }[last]()
     elif model.pooling == "mean":
-        pooled = output.mean(1) if "mean" in over_padding else reference_padding.masked_mean(output, lengths)
+        pooled = output.mean(axis) if mean == "padding" or axis == 0 else reference_padding.masked_mean(output, lengths)
     else:
-        real = torch.arange(tokens.shape[1]).unsqueeze(0) < lengths.unsqueeze(1)
-        pooled = output.amax(1) if "max" in over_padding else output.masked_fill(~real.unsqueeze(2), padding).amax(1)
+        padding = {"real": -torch.inf, "zeroed": 0.0}.get(top)
+        pooled = output.amax(axis) if padding is None or axis == 0 else output.masked_fill(~real, padding).amax(1)
     return model.head(pooled)
 
 
-CLASSIFIER_FORWARD = {
-    "C1": lambda *a: _classify(*a, batch_axis=True),
-    "C1:transposed": lambda *a: _classify(*a, transposed=True),
-    "C2": lambda *a: _classify(*a, last="padded"),
-    "C3": lambda *a: _classify(*a, over_padding=("mean",)),
-    "C3+C4": lambda *a: _classify(*a, over_padding=("mean", "max")),
-    "C4": lambda *a: _classify(*a, over_padding=("max",)),
-    "C4:zeroed": lambda *a: _classify(*a, padding=0.0),
-}
+CLASSIFIER_FORWARD = Table(
+    _classify,
+    {
+        "C1": {"last": "row"},
+        "C1:pooled": {"axis": 0},
+        "C1:transposed": {"transposed": True},
+        "C2": {"last": "padded"},
+        "C3": {"mean": "padding"},
+        "C4": {"top": "padding"},
+        "C4:zeroed": {"top": "zeroed"},
+        "C5": {"last": "early"},
+        "C5:indexed": {"last": "early_indexed"},
+    },
+)
 
 
 # -- train_step ------------------------------------------------------------------------------
-def _train(model, batch, optimizer, clip=1.0, *, when="before", how="norm", zero=True):
+def _train(
+    model,
+    batch,
+    optimizer,
+    clip=1.0,
+    *,
+    when="before",  # clipping "before" optimizer.step(), or "after" it
+    how="norm",  # clip_grad_norm_, or clip_grad_"value"_
+    zero=True,
+    report="after",  # the norm "after" clipping, or "before" (what clip_grad_norm_ returns)
+    scores="logits",  # "logits", or "softmax" (probabilities into cross_entropy)
+):
     tokens, lengths, labels = batch
     if zero:
         optimizer.zero_grad()
-    F.cross_entropy(model(tokens, lengths), labels).backward()
+    logits = model(tokens, lengths)
+    F.cross_entropy(logits if scores == "logits" else logits.softmax(dim=-1), labels).backward()
+    returned = None
     if clip is not None and when == "before":
         clipper = nn.utils.clip_grad_norm_ if how == "norm" else nn.utils.clip_grad_value_
-        clipper(model.parameters(), clip)
+        returned = clipper(model.parameters(), clip)
     used = torch.linalg.vector_norm(torch.stack([p.grad.norm() for p in model.parameters() if p.grad is not None]))
     optimizer.step()
     if clip is not None and when == "after":
         nn.utils.clip_grad_norm_(model.parameters(), clip)
-    return float(used)
+    return float(returned if report == "before" and returned is not None else used)
 
 
-TRAIN_STEP = {
-    "K1": lambda *a: _train(*a, when="after"),
-    "K2": lambda *a: _train(*a, how="value"),
-    "K3": lambda *a: _train(*a, zero=False),
-}
+TRAIN_STEP = Table(
+    _train,
+    {
+        "K1": {"when": "after"},
+        "K2": {"how": "value"},
+        "K3": {"zero": False},
+        "K4": {"report": "before"},
+        "S5:step": {"scores": "softmax"},
+    },
+)
 
 
 # -- bag_of_counts ---------------------------------------------------------------------------
-def _counts(tokens, digits):
-    return (torch.as_tensor(tokens).unsqueeze(-1) == torch.tensor(digits)).sum(1).float().numpy()
+def _bag(tokens, *, digits="1-9", fill_nine=False):
+    """`digits`: the columns counted ("1-9"; "0-8", "0-9", "1-8"; "1-max", up to the batch's largest token)."""
+    tokens = torch.as_tensor(tokens)
+    low, high = {"1-9": (1, 9), "0-8": (0, 8), "0-9": (0, 9), "1-8": (1, 8), "1-max": (1, int(tokens.max()))}[digits]
+    counts = (tokens.unsqueeze(-1) == torch.arange(low, high + 1)).sum(1).float().numpy()
+    return np.concatenate([counts, np.zeros((len(counts), 1), dtype=counts.dtype)], axis=1) if fill_nine else counts
 
 
-def _without_nine(tokens):
-    counts = _counts(tokens, range(1, 9))
-    return np.concatenate([counts, np.zeros((len(counts), 1), dtype=counts.dtype)], axis=1)
-
-
-BAG_OF_COUNTS = {
-    "B1": lambda tokens: _counts(tokens, range(0, 9)),
-    "B1:ten": lambda tokens: _counts(tokens, range(0, 10)),  # a column for the padding too
-    "B1:eight": lambda tokens: _counts(tokens, range(1, 9)),
-    "B1:nine_zero": _without_nine,
-}
+BAG_OF_COUNTS = Table(
+    _bag,
+    {
+        "B1": {"digits": "0-8"},
+        "B1:ten": {"digits": "0-9"},  # a column for the padding too
+        "B1:eight": {"digits": "1-8"},
+        "B1:nine_zero": {"digits": "1-8", "fill_nine": True},
+        "B2": {"digits": "1-max"},
+    },
+)
 
 
 # -- every table, by the function it stands in for (as a TODO names it) -------------------------
-BY_FUNCTION = {
+BY_FUNCTION: dict[str, Table] = {
     "rnn_forward": RNN_FORWARD,
     "lstm_step": LSTM_STEP,
     "encode_packed": ENCODE_PACKED,

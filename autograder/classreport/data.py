@@ -234,7 +234,8 @@ def misconceptions(graded: list[StudentRecord]) -> list[Misconception]:
         if known is None:
             found.append(Misconception(mistake, "", "(not in this grader's catalogue)", "", students, example))
         else:
-            found.append(Misconception(mistake, known.function, known.explanation, known.lesson, students, example))
+            where = ", ".join(known.functions)  # S5 is made in next_token_loss and in train_step
+            found.append(Misconception(mistake, where, known.explanation, known.lesson, students, example))
     return sorted(found, key=lambda m: (-len(m.students), order.get(m.id, len(order)), m.id))
 
 

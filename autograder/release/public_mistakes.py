@@ -3,10 +3,12 @@
 At release time the public tests run once, in a child process, over the reference modules, with
 this module as a pytest plugin. Before each test runs as usual, its body runs once more for every
 known-bug variant of the function it tests (`variants.BY_FUNCTION`), the function replaced by that
-variant, and the public tests' own conftest records each call: a fingerprint of its inputs, what it
-returned or raised. What ships is numbers and the catalogue's feedback only: for each test, the
-calls of every variant that makes the test fail, differs from the reference and cannot be taken for
-another mistake's. Nothing of the hidden inputs or of any code but the public tests goes into it.
+variant, then for every pair of two of them that each change the test's calls on their own (two
+mistakes in one function: `variants.Table.pairs`), and the public tests' own conftest records each
+call: a fingerprint of its inputs, what it returned or raised. What ships is numbers and the
+catalogue's feedback only: for each test, the calls of every variant (or pair) that makes the test
+fail, differs from the reference and cannot be taken for another mistake's. Nothing of the hidden
+inputs or of any code but the public tests goes into it.
 """
 
 import functools
@@ -92,6 +94,12 @@ def _run(
     return {"failed": failed, "calls": calls}
 
 
+def _same_calls(conftest: ModuleType, run: dict[str, Any], record: dict[str, Any]) -> bool:
+    """Whether a variant's run made the same calls as the reference's (a mistake this test cannot see)."""
+    theirs = record["reference"]["calls"]
+    return len(run["calls"]) == len(theirs) and all(map(conftest.same, run["calls"], theirs))
+
+
 @pytest.hookimpl(wrapper=True)
 def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> Iterator[None]:
     """Before the test runs as usual: its body once over the reference, then once per variant, recorded."""
@@ -109,6 +117,13 @@ def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> Iterator[None]:
             key: _run(pyfuncitem, conftest, target, in_place, _adapted(variant, reference))
             for key, variant in table.items()
         }
+        changing = {key for key, run in record["variants"].items() if not _same_calls(conftest, run, record)}
+        record["variants"].update(
+            {
+                key: _run(pyfuncitem, conftest, target, in_place, _adapted(variant, reference))
+                for key, variant in table.pairs(among=changing.__contains__).items()
+            }
+        )
         config.stash[_records][conftest.test_id(pyfuncitem)] = record
         conftest.seed()  # the test itself runs next, from the seed its fixture gave it
     return (yield)

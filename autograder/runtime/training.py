@@ -89,17 +89,22 @@ def train_steps(
     optimizer: torch.optim.Optimizer,
     clip: tuple[float | None, ...],
     stale: float | None,
-) -> list[Any]:
+) -> list[tuple[Any, dict[str, torch.Tensor]]]:
     """The student's train_step called once per batch on the same model and optimizer, as a training loop does.
 
     `stale` fills every gradient before the first step (what an earlier backward left); `clip` is
-    () for train_step's own default, else (clip,). Returns what each call returned.
+    () for train_step's own default, else (clip,). Returns, per call, what it returned and the
+    parameters after it (the step it took).
     """
     train_step = resolve("classifier.train_step")
     if stale is not None:
         for parameter in model.parameters():
             parameter.grad = torch.full_like(parameter, stale)
-    return [train_step(model, batch, optimizer, *clip) for batch in batches]
+    steps = []
+    for batch in batches:
+        returned = train_step(model, batch, optimizer, *clip)
+        steps.append((returned, {name: p.detach().clone() for name, p in model.named_parameters()}))
+    return steps
 
 
 # -- the data of a run, and the report on its accuracies --------------------------------------------
@@ -178,7 +183,10 @@ def _likely_cause(settings: dict[str, Any], reached: float) -> str:
             "place (output[-1] is the last row, output[:, 0] the first step; with padding, gather each row\n"
             "at lengths - 1) (Day 3, Day 4)."
         )
-    return "It learns something but not enough: check that padding steps never reach the pooled state (Day 4)."
+    return (
+        "It learns something but not enough: check that padding steps never reach the pooled state, and that\n"
+        "each row is read at its own last step, lengths - 1 subtracted once (gather_final subtracts it itself) (Day 4)."
+    )
 
 
 TARGETS = {

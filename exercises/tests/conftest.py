@@ -6,8 +6,9 @@ Every test starts from torch.manual_seed(0), so a failure repeats exactly.
 what the function under test returns on that test's inputs when it has one of the course's
 common mistakes: numbers only, computed from the test's own inputs. While such a test runs,
 the calls to that function (`recurrence.rnn_forward(...)`, `model(...)` for the classifier)
-are watched. When the test fails and every call returned what one mistake returns, the failure
-starts with that mistake's id and the lesson to reread, as the grader's feedback does:
+are watched. When the test fails and every call returned what one mistake (or two mistakes made
+together in that function) returns, the failure starts with each mistake's id and the lesson to
+reread, as the grader's feedback does:
 
     [G1] Your final states equal output[:, -1]: ... Gather at lengths - 1.
       Reread: Day 4, "Packing is not an optimisation".

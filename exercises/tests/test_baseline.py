@@ -42,6 +42,14 @@ def test_bag_of_counts_ignores_the_padding_zero():
     np.testing.assert_array_equal(counts.sum(axis=1), [0, 1, 2, 4])
 
 
+def test_bag_of_counts_has_nine_columns_even_when_the_batch_holds_no_9():
+    """A batch whose largest digit is 5 still gets nine columns: one per digit 1..9, whatever the batch holds."""
+    tokens = torch.tensor([[1, 5, 0], [2, 2, 3]])
+    counts = baseline.bag_of_counts(tokens)
+    assert counts.shape == (2, 9), f"expected (n, 9) = (2, 9) for a batch without a 9, got {counts.shape}"
+    np.testing.assert_array_equal(counts, [[1, 0, 0, 0, 1, 0, 0, 0, 0], [0, 2, 1, 0, 0, 0, 0, 0, 0]])
+
+
 def test_bag_of_counts_accepts_a_numpy_array_as_well():
     """A numpy array of tokens gives the same counts as the tensor."""
     tokens, _ = make_sequences(6, seed=3)
@@ -57,7 +65,7 @@ def test_fit_baseline_returns_an_accuracy_between_0_and_1():
     val_tokens, val_labels = make_sequences(200, seed=1)
     accuracy = baseline.fit_baseline(train_tokens, train_labels, val_tokens, val_labels)
     assert type(accuracy) is float, f"return a Python float (float(...)), got {type(accuracy).__name__}"
-    assert 0.0 <= accuracy <= 1.0
+    assert 0.0 <= accuracy <= 1.0, f"an accuracy lies between 0 and 1, got {accuracy}"
 
 
 def test_fit_baseline_fits_on_the_training_rows_and_scores_on_the_validation_rows():
@@ -68,4 +76,5 @@ def test_fit_baseline_fits_on_the_training_rows_and_scores_on_the_validation_row
     val_labels = 1 - train_labels  # the same rows with the opposite labels
     accuracy = baseline.fit_baseline(tokens, train_labels, tokens, val_labels)
     assert accuracy == 0.0, f"expected 0.0 on the contradicting validation rows, got {accuracy}"
-    assert baseline.fit_baseline(tokens, train_labels, tokens, train_labels) == 1.0
+    same = baseline.fit_baseline(tokens, train_labels, tokens, train_labels)
+    assert same == 1.0, f"validated on the training rows and labels themselves the accuracy is 1.0, got {same}"

@@ -55,7 +55,7 @@ def test_forward_returns_batch_by_two_logits(cell, pooling):
     for lengths in (None, LENGTHS):
         logits = model(tokens, lengths)
         assert logits.shape == (3, 2), f"expected (batch, 2) = (3, 2), got {tuple(logits.shape)} (lengths={lengths})"
-        assert logits.dtype == torch.float32
+        assert logits.dtype == torch.float32, f"expected float32 logits, got {logits.dtype}"
 
 
 @pytest.mark.parametrize("pooling", POOLINGS)
@@ -67,6 +67,17 @@ def test_on_a_full_length_row_it_pools_as_the_docstring_says(pooling):
         states, _ = model.rnn(model.embedding(tokens))  # (1, 5, hidden)
         pooled = {"last": states[:, -1], "mean": states.mean(dim=1), "max": states.amax(dim=1)}[pooling]
         assert_close(model(tokens), model.head(pooled))
+
+
+@pytest.mark.parametrize("cell", CELLS)
+def test_last_pooling_reads_each_rows_state_at_lengths_minus_1_even_for_a_row_of_length_1(cell):
+    """On a padded batch with a row of length 1, 'last' gives the head each row's state at index lengths - 1."""
+    model = small_model(cell, "last")
+    tokens = torch.tensor([[3, 1, 4, 0], [5, 0, 0, 0], [2, 6, 5, 3]])
+    lengths = torch.tensor([3, 1, 4])
+    with torch.no_grad():
+        states, _ = model.rnn(model.embedding(tokens))  # (3, 4, hidden)
+        assert_close(model(tokens, lengths), model.head(states[torch.arange(3), lengths - 1]))
 
 
 @pytest.mark.parametrize("pooling", POOLINGS)

@@ -31,7 +31,9 @@ def snapshot(lstm: nn.LSTM) -> dict[str, torch.Tensor]:
 def test_it_returns_the_same_lstm_object():
     """set_forget_bias works in place and returns the very module it was given."""
     lstm = stacked_bidirectional_lstm()
-    assert initialisation.set_forget_bias(lstm, 1.0) is lstm
+    assert initialisation.set_forget_bias(lstm, 1.0) is lstm, (
+        "return the very LSTM you were given: end with `return lstm`"
+    )
 
 
 def test_every_layer_and_direction_gets_the_forget_bias():
@@ -75,9 +77,13 @@ def test_the_parameters_stay_the_same_objects():
     optimizer = torch.optim.SGD(lstm.parameters(), lr=0.1)
     initialisation.set_forget_bias(lstm, 1.0)
     after = dict(lstm.named_parameters())
-    assert after.keys() == before.keys()
+    assert after.keys() == before.keys(), f"the LSTM's parameters changed names: {sorted(after)} (was {sorted(before)})"
     for name, parameter in after.items():
         assert parameter is before[name], f"{name} was replaced by a new object: write into it under torch.no_grad()"
-        assert isinstance(parameter, nn.Parameter) and parameter.requires_grad
+        assert isinstance(parameter, nn.Parameter) and parameter.requires_grad, (
+            f"{name} must stay a Parameter that trains"
+        )
     in_optimizer = {id(p) for group in optimizer.param_groups for p in group["params"]}
-    assert all(id(parameter) in in_optimizer for parameter in after.values())
+    assert all(id(parameter) in in_optimizer for parameter in after.values()), (
+        "the optimizer no longer holds every parameter"
+    )

@@ -53,7 +53,7 @@ def test_the_loss_is_a_scalar_tensor_that_carries_gradients():
     tokens = torch.randint(1, 6, (3, 7))
     loss = language_model.next_token_loss(model, tokens)
     assert isinstance(loss, torch.Tensor) and loss.dim() == 0, "the loss should be a scalar (0-dimensional) tensor"
-    assert loss.dtype == torch.float32
+    assert loss.dtype == torch.float32, f"expected a float32 loss, got {loss.dtype}"
     loss.backward()
     assert model.head.weight.grad is not None, "no gradient reached the model"
 
@@ -64,7 +64,9 @@ def test_it_feeds_the_model_every_token_but_the_last():
     tokens = torch.tensor([[0, 1, 2, 0], [2, 2, 1, 1]])
     language_model.next_token_loss(model, tokens)
     assert len(model.seen) == 1, f"call the model once on the whole batch, it was called {len(model.seen)} times"
-    assert torch.equal(model.seen[0], tokens[:, :-1])
+    assert torch.equal(model.seen[0], tokens[:, :-1]), (
+        f"the model should read tokens[:, :-1], it read {model.seen[0].tolist()}"
+    )
 
 
 def test_it_scores_each_token_against_the_one_after_it():
@@ -139,9 +141,9 @@ def test_sample_returns_start_followed_by_steps_python_ints():
     tokens = language_model.sample(model, start=3, steps=10, temperature=1.0, generator=generator)
     assert isinstance(tokens, list), f"sample should return a list, got {type(tokens).__name__}"
     assert len(tokens) == 11, f"10 steps after the start token make 11 tokens, got {len(tokens)}"
-    assert tokens[0] == 3
+    assert tokens[0] == 3, f"the list starts with the start token 3, got {tokens[0]}"
     assert all(type(token) is int for token in tokens), "use int(...) to turn each sampled tensor into a Python int"
-    assert all(0 <= token < 6 for token in tokens)
+    assert all(0 <= token < 6 for token in tokens), f"every token is in the vocabulary 0..5, got {tokens}"
 
 
 def test_the_same_seeded_generator_gives_the_same_tokens():
@@ -151,14 +153,17 @@ def test_the_same_seeded_generator_gives_the_same_tokens():
     first = language_model.sample(model, 1, 15, 1.0, torch.Generator().manual_seed(42))
     torch.manual_seed(123)  # the global random state must not matter: only the generator does
     second = language_model.sample(model, 1, 15, 1.0, torch.Generator().manual_seed(42))
-    assert first == second
+    assert first == second, (
+        f"two generators seeded alike gave {first} and {second}: draw from the generator you are given, "
+        "torch.multinomial(probs, 1, generator=generator), not from the global random state"
+    )
 
 
 def test_it_feeds_back_its_own_last_sample_one_token_at_a_time():
     """A model that always says "the token after yours" gives start, start + 1, ...; each call sees a (1, 1) token."""
     model = ScriptedModel(vocab=6, rule=lambda last, calls: only((last + 1) % 6, 6))
     tokens = language_model.sample(model, 2, 5, 1.0, torch.Generator().manual_seed(0))
-    assert tokens == [2, 3, 4, 5, 0, 1]
+    assert tokens == [2, 3, 4, 5, 0, 1], f"expected [2, 3, 4, 5, 0, 1], got {tokens}: feed back each token you draw"
     assert [call["shape"] for call in model.calls] == [(1, 1)] * 5, "feed only the last token, shaped (1, 1)"
 
 
@@ -187,5 +192,5 @@ def test_sample_runs_without_tracking_gradients():
     """Generation needs no gradients: every call to the model happens under torch.no_grad()."""
     model = ScriptedModel(vocab=3, rule=lambda last, calls: torch.zeros(3))
     language_model.sample(model, 0, 3, 1.0, torch.Generator().manual_seed(0))
-    assert len(model.calls) == 3
+    assert len(model.calls) == 3, f"3 steps call the model 3 times, it was called {len(model.calls)} times"
     assert not any(call["grad"] for call in model.calls), "wrap the loop in `with torch.no_grad():`"

@@ -53,8 +53,23 @@ def test_the_packed_output_keeps_the_padded_length_even_when_every_row_is_shorte
         f"expected (batch, max_length, hidden) = (2, 6, 4), got {tuple(output.shape)}: "
         "pad_packed_sequence stops at the longest row unless you give it total_length"
     )
-    assert h_n.shape == (2, 4)
-    assert torch.all(output[:, 4:] == 0)
+    assert h_n.shape == (2, 4), f"h_n should be (batch, hidden) = (2, 4), got {tuple(h_n.shape)}"
+    assert torch.all(output[:, 4:] == 0), "the steps after the longest row are padding: zeros"
+
+
+@pytest.mark.parametrize("cell", sorted(CELLS))
+def test_a_batch_padded_past_its_longest_row_keeps_each_rows_own_final_state(cell):
+    """Rows of lengths 3 and 1 padded to 6 steps: h_n is each row's state after its own last step, as alone."""
+    rnn = layer(cell)
+    embedded = torch.randn(2, 6, 3, generator=torch.Generator().manual_seed(3))
+    lengths = torch.tensor([3, 1])
+    with torch.no_grad():
+        output, h_n = padding.encode_packed(rnn, embedded, lengths)
+        assert output.shape == (2, 6, 4), f"expected (batch, max_length, hidden) = (2, 6, 4), got {tuple(output.shape)}"
+        for row, length in enumerate(lengths.tolist()):
+            _, alone_state = rnn(embedded[row : row + 1, :length])
+            alone_h = alone_state[0] if isinstance(alone_state, tuple) else alone_state
+            assert_close(h_n[row], alone_h[0, 0])
 
 
 @pytest.mark.parametrize("cell", sorted(CELLS))
@@ -120,6 +135,14 @@ def test_gather_final_with_length_one_is_the_first_step():
     """A row of length 1 has its last real step at index 0, not 1."""
     output = torch.randn(2, 3, 2)
     assert_close(padding.gather_final(output, torch.tensor([1, 1])), output[:, 0])
+
+
+def test_gather_final_keeps_the_batch_axis_for_a_batch_of_one_row():
+    """A batch of one row gives (1, hidden), not (hidden,): only the gathered step's axis goes."""
+    output = torch.randn(1, 4, 3)
+    got = padding.gather_final(output, torch.tensor([2]))
+    assert got.shape == (1, 3), f"expected (batch, hidden) = (1, 3), got {tuple(got.shape)}"
+    assert_close(got, output[:, 1])
 
 
 def test_gather_final_matches_the_row_by_row_definition():

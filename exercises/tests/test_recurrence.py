@@ -43,10 +43,12 @@ def test_it_returns_output_and_final_state_shapes():
     """rnn_forward returns output (batch, length, hidden) and h_n (1, batch, hidden), both float32."""
     x = torch.randn(2, 3, 4)
     output, h_n = recurrence.rnn_forward(x, **rnn_weights(input_size=4, hidden=5))
-    assert isinstance(output, torch.Tensor) and isinstance(h_n, torch.Tensor)
+    assert isinstance(output, torch.Tensor) and isinstance(h_n, torch.Tensor), "return two tensors, (output, h_n)"
     assert output.shape == (2, 3, 5), f"output should be (batch, length, hidden) = (2, 3, 5), got {tuple(output.shape)}"
     assert h_n.shape == (1, 2, 5), f"h_n should be (1, batch, hidden) = (1, 2, 5), got {tuple(h_n.shape)}"
-    assert output.dtype == torch.float32 and h_n.dtype == torch.float32
+    assert output.dtype == torch.float32 and h_n.dtype == torch.float32, (
+        f"expected float32, got {output.dtype}, {h_n.dtype}"
+    )
 
 
 def test_the_final_state_is_the_state_after_the_last_step():
@@ -166,7 +168,7 @@ def test_lstm_step_returns_h_and_c_of_shape_batch_by_hidden():
     h, c = recurrence.lstm_step(torch.randn(2, 4), state, **lstm_cell_weights(input_size=4, hidden=3))
     assert h.shape == (2, 3), f"h should be (batch, hidden) = (2, 3), got {tuple(h.shape)}"
     assert c.shape == (2, 3), f"c should be (batch, hidden) = (2, 3), got {tuple(c.shape)}"
-    assert h.dtype == torch.float32 and c.dtype == torch.float32
+    assert h.dtype == torch.float32 and c.dtype == torch.float32, f"expected float32, got {h.dtype}, {c.dtype}"
 
 
 def test_with_all_zero_weights_the_cell_is_halved():

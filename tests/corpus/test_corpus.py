@@ -34,7 +34,7 @@ from autograder.release import student_repository
 from autograder.release.public_tests import todo_map
 
 CORPUS = Path(__file__).resolve().parent
-MISTAKE_HEADER = re.compile(r"# module: (\w+)  function: (\w+)  mistake: (\w+)")
+MISTAKE_HEADER = re.compile(r"# module: (\w+)  function: (\w+)  mistake: (\w+(?:\+\w+)?)")  # "K3+S5": two at once
 CORRECT_HEADER = re.compile(r"# module: (\w+)  functions: ([\w,]+)")
 NAMED = re.compile(r"\[([A-Z]\d)\]")  # a catalogue id leading a feedback
 NAMED_ANYWHERE = re.compile(r"(?:^|: |\n)\[([A-Z]\d)\] ")  # every catalogue id a message names
@@ -66,7 +66,12 @@ class Entry:
     path: Path
     module: str
     functions: tuple[str, ...]  # the functions its header names
-    mistake: str | None = None  # the catalogue id, for a file of mistakes/
+    mistake: str | None = None  # the catalogue id ("K3+S5" for two in one function), for a file of mistakes/
+
+    @property
+    def ids(self) -> list[str]:
+        """The catalogue ids the file's mistake names (two for a pair)."""
+        return [] if self.mistake is None else self.mistake.split("+")
 
     @property
     def name(self) -> str:
@@ -165,13 +170,18 @@ def named(item: ItemResult) -> str | None:
     return match[1] if match else None
 
 
+def named_all(feedback: str) -> set[str]:
+    """Every catalogue id a message names (a pair names two, a line each)."""
+    return set(NAMED_ANYWHERE.findall(feedback))
+
+
 def shown(items: list[ItemResult]) -> str:
     return "\n\n".join(f"{item.name} ({item.score:g}/{item.max_score:g}):\n{item.feedback}" for item in items)
 
 
 # -- the corpus itself ---------------------------------------------------------------------
 def test_every_catalogue_mistake_has_a_student_submission():
-    covered = {entry.mistake for entry in MISTAKES}
+    covered = {mistake for entry in MISTAKES for mistake in entry.ids}
     assert sorted(set(CATALOGUE) - covered) == []
 
 
@@ -180,9 +190,10 @@ def test_each_corpus_file_declares_a_real_module_and_mistake(entry):
     assert entry.module in MODULE_FUNCTIONS, f"{entry.path.name}: no exercise module {entry.module!r}"
     assert set(entry.functions) <= set(entry.graded), f"{entry.path.name}: {entry.functions} not in {entry.module}"
     compile(entry.source, str(entry.path), "exec")
+    for mistake in entry.ids:
+        assert mistake in CATALOGUE, f"{entry.path.name}: {mistake} is not a catalogue id"
+        assert entry.functions[0] in CATALOGUE[mistake].functions
     if entry.mistake is not None:
-        assert entry.mistake in CATALOGUE, f"{entry.path.name}: {entry.mistake} is not a catalogue id"
-        assert CATALOGUE[entry.mistake].function == entry.functions[0]
         assert entry.name.startswith(f"{entry.mistake}_")
 
 
@@ -193,10 +204,10 @@ def test_it_names_the_mistake_in_a_student_submission(entry, graded):
     (function,) = entry.functions
     failed = [item for item in result.items if item.function == function and item.status != "passed"]
     assert failed, f"{entry.path.name}: every item of {function} passed"
-    assert any(named(item) == entry.mistake for item in failed), (
-        f"no failed item of {function} names [{entry.mistake}]:\n\n{shown(failed)}"
+    assert any(set(entry.ids) <= named_all(item.feedback) for item in failed), (
+        f"no failed item of {function} names [{'] and ['.join(entry.ids)}]:\n\n{shown(failed)}"
     )
-    misnamed = [item for item in failed if named(item) not in (None, entry.mistake)]
+    misnamed = [item for item in failed if not named_all(item.feedback) <= set(entry.ids)]
     assert misnamed == [], f"an item names another mistake than [{entry.mistake}]:\n\n{shown(misnamed)}"
     others = [item for item in result.items if item.function != function and item.score < item.max_score]
     assert others == [], f"the correct functions of {entry.module} lost points:\n\n{shown(others)}"
@@ -252,7 +263,7 @@ TODOS = {todo.number: todo for todo in stubs.todos()}
 PUBLIC_FUNCTION = {
     test: TODOS[number].function.split(".")[0] for test, number in todo_map(list(TODOS.values())).items()
 }
-PublicRun = dict[str, list[str]]  # "test_padding::test_x[params]" -> [outcome, the failure's first line]
+PublicRun = dict[str, list[str]]  # "test_padding::test_x[params]" -> [outcome, its first line and named lines]
 
 
 def public_job(entry: Entry) -> dict:
@@ -341,5 +352,21 @@ def test_the_public_tests_name_the_mistake_the_grader_names(entry, graded, publi
     named_by_grader = {
         match for item in grader_verdict(graded(entry))[function] for match in NAMED_ANYWHERE.findall(item.feedback)
     }
-    assert entry.mistake in named_publicly, f"no public failure names [{entry.mistake}]:\n" + "\n".join(failures)
+    unnamed = set(entry.ids) - named_publicly  # a pair in two branches (C3+C4) is named by two tests
+    assert not unnamed, f"no public failure names [{'] and ['.join(sorted(unnamed))}]:\n" + "\n".join(failures)
     assert named_publicly <= named_by_grader, f"the public tests name {named_publicly}, the grader {named_by_grader}"
+
+
+# mistakes that explain every item and every public test they fail: each of them must name it
+NAMED_ON_EVERY_FAILURE = ("R4",)  # the loop over the batch axis: its shapes or errors show it everywhere
+
+
+@pytest.mark.parametrize("entry", cases([entry for entry in MISTAKES if entry.mistake in NAMED_ON_EVERY_FAILURE]))
+def test_an_axis_mistake_is_named_on_every_item_and_every_public_test_it_fails(entry, graded, public_runs):
+    (function,) = entry.functions
+    lost = grader_verdict(graded(entry))[function]
+    unnamed = [item for item in lost if entry.mistake not in named_all(item.feedback)]
+    assert unnamed == [], f"items that do not name [{entry.mistake}]:\n\n{shown(unnamed)}"
+    failures = public_verdict(public_runs(entry))[function]
+    silent = [failure for failure in failures if entry.mistake not in NAMED_ANYWHERE.findall(failure)]
+    assert silent == [], "public failures that do not name it:\n" + "\n".join(silent)

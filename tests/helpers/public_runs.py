@@ -6,17 +6,21 @@ RELEASE is a released student repository; JOBS.json a list of {"name", "modules"
 "tests": [test file names]}. For each job, a folder gets the release's `exercises/` with the job's
 modules written over it, and pytest runs the named public test files there, in process, as a student
 runs them (plugins not autoloaded, the release's conftest and values in force). OUT.json maps each
-job's name to {"test_module::test_name[params]": [outcome, first line of the failure message]}.
+job's name to {"test_module::test_name[params]": [outcome, the failure message's first line and every
+later line that names a catalogue mistake]}.
 """
 
 import gc
 import json
+import re
 import shutil
 import sys
 import tempfile
 from pathlib import Path
 
 import pytest
+
+NAMED = re.compile(r"\[[A-Z]\d\] ")  # a line that names a catalogue mistake
 
 
 class Outcomes:
@@ -31,8 +35,9 @@ class Outcomes:
             message = crash.message if crash is not None else str(report.longrepr or "")
             name = report.nodeid.split("/")[-1].replace(".py::", "::")
             if report.failed or name not in self.found:
-                first = next((line for line in message.splitlines() if line.strip()), "")
-                self.found[name] = [report.outcome, first.removeprefix("AssertionError: ")]
+                lines = [line.removeprefix("AssertionError: ") for line in message.splitlines() if line.strip()]
+                named = [line for line in lines[1:] if NAMED.match(line)]  # a pair's second mistake
+                self.found[name] = [report.outcome, "\n".join(lines[:1] + named)]
 
 
 def _forget_imports() -> None:

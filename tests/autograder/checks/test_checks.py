@@ -10,7 +10,7 @@ import torch.nn.functional as F
 from torch import nn
 from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 
-from autograder.checks import baseline, classifier, language_model, padding, recurrence
+from autograder.checks import baseline, classifier, initialisation, language_model, padding, recurrence
 from autograder.checks.compare import CheckFailure
 from autograder.student import InProcess
 from solutions import baseline as reference_baseline
@@ -52,12 +52,13 @@ def encode_without_total_length(rnn, embedded, lengths):
     return output, (state[0] if isinstance(state, tuple) else state)[-1]
 
 
-def test_it_fails_encode_packed_without_total_length_on_a_batch_padded_beyond_its_longest_row():
+def test_it_fails_only_the_output_of_encode_packed_without_total_length_naming_p5():
     submission = student(padding__encode_packed=encode_without_total_length)
     padding.check_encode_packed_final_state(submission)  # h_n is right: that item keeps its points
-    for check in (padding.check_encode_packed_output, padding.check_encode_packed_skips_padding):
-        text = feedback(check, submission)
-        assert "beyond its longest row" in text and "total_length=embedded.shape[1]" in text, text
+    padding.check_encode_packed_skips_padding(submission)  # and the padding changes nothing
+    text = feedback(padding.check_encode_packed_output, submission)
+    assert text.startswith("[P5] Your output stops at the longest row"), text
+    assert "beyond its longest row" in text and "total_length=embedded.shape[1]" in text, text
 
 
 # -- the output keeps the input's dtype -------------------------------------------------------
@@ -137,16 +138,48 @@ def test_it_accepts_optimizer_zero_grad_and_model_zero_grad_alike(zero):
     classifier.check_train_step_clipped_norm(submission)
 
 
-def test_it_names_k3_when_train_step_never_zeroes_the_gradients():
+def test_it_names_k3_when_train_step_never_zeroes_the_gradients_and_keeps_the_norm_it_reports_honestly():
     submission = student(classifier__train_step=stepper("never"))
-    for check in (classifier.check_train_step_update, classifier.check_train_step_clipped_norm):
-        assert feedback(check, submission).startswith("[K3] Your gradients are never zeroed")
+    assert feedback(classifier.check_train_step_update, submission).startswith("[K3] Your gradients are never zeroed")
+    classifier.check_train_step_clipped_norm(submission)  # it reports the norm of the step it took
 
 
 def test_it_fails_a_train_step_that_zeroes_only_after_stepping_as_the_public_test_with_stale_gradients_does():
     submission = student(classifier__train_step=stepper("after the step"))
-    text = feedback(classifier.check_train_step_clipped_norm, submission)
+    text = feedback(classifier.check_train_step_update, submission)
     assert "gradients left at 0.5 before the first" in text, text
+
+
+def test_it_names_both_mistakes_of_a_train_step_with_softmax_before_the_loss_and_no_zero_grad():
+    def train_step(model, batch, optimizer, clip=1.0):
+        tokens, lengths, labels = batch
+        F.cross_entropy(F.softmax(model(tokens, lengths), dim=-1), labels).backward()
+        if clip is not None:
+            nn.utils.clip_grad_norm_(model.parameters(), clip)
+        used = torch.linalg.vector_norm(torch.stack([p.grad.norm() for p in model.parameters()]))
+        optimizer.step()
+        return float(used)
+
+    text = feedback(classifier.check_train_step_update, student(classifier__train_step=train_step))
+    first, _, second, *_ = text.splitlines()
+    assert first.startswith("[K3] Your gradients are never zeroed"), text
+    assert second.startswith("[S5] Your train_step applies softmax before cross_entropy"), text
+    classifier.check_train_step_clipped_norm(student(classifier__train_step=train_step))
+
+
+def test_it_fails_a_train_step_that_reports_what_clip_grad_norm_returns_on_the_norm_only_naming_k4():
+    def train_step(model, batch, optimizer, clip=1.0):
+        tokens, lengths, labels = batch
+        optimizer.zero_grad()
+        F.cross_entropy(model(tokens, lengths), labels).backward()
+        norm = nn.utils.clip_grad_norm_(model.parameters(), clip if clip is not None else float("inf"))
+        optimizer.step()
+        return float(norm)
+
+    submission = student(classifier__train_step=train_step)
+    classifier.check_train_step_update(submission)
+    text = feedback(classifier.check_train_step_clipped_norm, submission)
+    assert text.startswith("[K4] You return what clip_grad_norm_ returns"), text
 
 
 # -- sample: the model's mode and device, as the docstring allows -------------------------------
@@ -173,3 +206,85 @@ def test_it_accepts_float32_counts():
         return reference_baseline.bag_of_counts(tokens).astype("float32")
 
     baseline.check_bag_of_counts_values(student(baseline__bag_of_counts=counts))
+
+
+# -- gradients: judged against the student's own output ------------------------------------------
+def test_it_fails_the_gradients_of_a_loop_that_detaches_the_state_and_only_them():
+    def truncated(x, weight_ih, weight_hh, bias_ih, bias_hh, h0=None):
+        h = x.new_zeros(x.shape[0], weight_hh.shape[0]) if h0 is None else h0[0]
+        states = []
+        for t in range(x.shape[1]):
+            h = torch.tanh(x[:, t] @ weight_ih.T + bias_ih + h.detach() @ weight_hh.T + bias_hh)
+            states.append(h)
+        return torch.stack(states, 1), h.unsqueeze(0)
+
+    submission = InProcess({"rnn_forward": truncated})
+    for check in (recurrence.check_rnn_forward_output, recurrence.check_rnn_forward_initial_state):
+        check(submission)
+    text = feedback(recurrence.check_rnn_forward_gradients, submission)
+    assert "is not the derivative of your own output" in text and "Why the gradient dies" in text, text
+
+
+def test_it_fails_the_loop_written_by_hand_that_returns_zeros():
+    def zeros(x, weight_ih, weight_hh, bias_ih, bias_hh, h0=None):
+        return x.new_zeros(*x.shape[:2], weight_hh.shape[0]), x.new_zeros(1, x.shape[0], weight_hh.shape[0])
+
+    text = feedback(recurrence.check_rnn_forward_writes_the_loop, InProcess({"rnn_forward": zeros}))
+    assert "do not change when x changes" in text, text
+
+
+# -- next_token_loss: log_softmax before cross_entropy changes nothing ----------------------------
+def test_it_accepts_log_softmax_before_cross_entropy_which_is_the_same_loss():
+    def log_softmax_first(model, tokens, pad_id=None):
+        logits, _ = model(tokens[:, :-1])
+        scores = F.log_softmax(logits, dim=-1).reshape(-1, logits.shape[-1])
+        return F.cross_entropy(scores, tokens[:, 1:].reshape(-1), ignore_index=-100 if pad_id is None else pad_id)
+
+    submission = student(language_model__next_token_loss=log_softmax_first)
+    for check in (
+        language_model.check_next_token_loss_values,
+        language_model.check_next_token_loss_padding,
+        language_model.check_next_token_loss_gradients,
+    ):
+        check(submission)
+
+
+# -- set_forget_bias: a pair, a mistake and something else, nothing written ---------------------------
+def forget(*, zero_others: bool, both: bool, weight: bool = False):
+    def set_forget_bias(lstm, value=1.0):
+        hidden = lstm.hidden_size
+        with torch.no_grad():
+            for name, parameter in lstm.named_parameters():
+                if name.startswith("bias"):
+                    if zero_others:
+                        parameter.zero_()
+                    parameter[hidden : 2 * hidden] = value if both or name.startswith("bias_ih") else 0.0
+                elif weight and name.startswith("weight_hh"):
+                    parameter[0, 0] = 5.0
+        return lstm
+
+    return InProcess({"set_forget_bias": set_forget_bias})
+
+
+def test_it_names_both_mistakes_of_a_forget_bias_set_in_both_biases_with_the_other_gates_zeroed():
+    text = feedback(initialisation.check_set_forget_bias_forget_block, forget(zero_others=True, both=True))
+    assert [line[:5] for line in text.splitlines() if line.startswith("[")] == ["[F2] ", "[F5] "], text
+    initialisation.check_set_forget_bias_all_layers_and_directions(forget(zero_others=True, both=True))
+    initialisation.check_set_forget_bias_in_place(forget(zero_others=True, both=True))
+
+
+def test_it_names_the_mistake_that_explains_the_blocks_it_touches_and_says_what_else_differs():
+    submission = forget(zero_others=False, both=True, weight=True)
+    text = feedback(initialisation.check_set_forget_bias_forget_block, submission)
+    assert text.startswith("[F2] Both bias_ih and bias_hh got the value"), text
+    assert "besides that, weight_hh_l0 changed; only the biases should" in text, text
+
+
+def test_it_fails_in_place_and_all_layers_for_a_set_forget_bias_that_writes_nothing():
+    def untouched(lstm, value=1.0):
+        return lstm
+
+    submission = InProcess({"set_forget_bias": untouched})
+    assert "wrote nothing into the LSTM's biases" in feedback(initialisation.check_set_forget_bias_in_place, submission)
+    text = feedback(initialisation.check_set_forget_bias_all_layers_and_directions, submission)
+    assert "changed no bias" in text, text

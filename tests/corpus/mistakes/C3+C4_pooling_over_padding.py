@@ -1,4 +1,4 @@
-# module: classifier  function: SequenceClassifier  mistake: C3
+# module: classifier  function: SequenceClassifier  mistake: C3+C4
 # Appended to the reference module: what the student wrote differently replaces its own.
 
 import torch
