@@ -87,21 +87,38 @@ def run_suites(student: object, rubric: Rubric) -> dict[str, Outcome]:
     """Run the hidden suites for the rubric's items; return each item's outcome."""
     plugin = GradingPlugin(student, rubric)
     arguments = [str(SUITES), "-c", str(SUITES / "pytest.ini"), "--rootdir", str(SUITES), "-p", "no:terminal"]
-    previous = os.environ.get("PYTEST_DISABLE_PLUGIN_AUTOLOAD")
-    os.environ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
-    try:
-        with redirect_stdout(StringIO()), redirect_stderr(StringIO()):
-            code = pytest.main(arguments, plugins=[plugin])
-    finally:
-        if previous is None:
-            os.environ.pop("PYTEST_DISABLE_PLUGIN_AUTOLOAD")
-        else:
-            os.environ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = previous
+    with suites_environment(), redirect_stdout(StringIO()), redirect_stderr(StringIO()):
+        code = pytest.main(arguments, plugins=[plugin])
     if plugin.unknown:
         raise GradingError(f"hidden tests without a rubric item: {', '.join(plugin.unknown)}")
     if code not in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED):
         raise GradingError(f"the hidden suites did not run (pytest exit code {int(code)})")
     return plugin.outcomes
+
+
+# pytest reads these from the environment: the hidden suites run with none of the grader's user's
+# options (a PYTEST_ADDOPTS=--junitxml=... of theirs would make every grading fail) and no plugin
+SUITES_ENVIRONMENT = {"PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1", "PYTEST_ADDOPTS": None, "PYTEST_PLUGINS": None}
+
+
+@contextmanager
+def suites_environment() -> Iterator[None]:
+    """os.environ as SUITES_ENVIRONMENT sets it (None: unset) while the hidden suites run, then as it was."""
+    previous = {name: os.environ.get(name) for name in SUITES_ENVIRONMENT}
+    try:
+        for name, value in SUITES_ENVIRONMENT.items():
+            _set(name, value)
+        yield
+    finally:
+        for name, value in previous.items():
+            _set(name, value)
+
+
+def _set(name: str, value: str | None) -> None:
+    if value is None:
+        os.environ.pop(name, None)
+    else:
+        os.environ[name] = value
 
 
 def limits_from(rubric: Rubric) -> WorkerLimits:

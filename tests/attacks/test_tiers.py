@@ -21,6 +21,8 @@ import tiers
 
 from autograder.sandbox import record
 
+pytestmark = pytest.mark.deployed  # each tier grades with the grader as deployed
+
 MEETS_THE_OS = ("imports", "values_and_cheats", "processes", "kills")
 TIER_GROUPS = {
     "root": ("imports", "values_and_cheats"),  # a grader's machine, sudo: the deployed grader (test_attacks: editable)

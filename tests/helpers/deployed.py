@@ -65,10 +65,12 @@ def gradescope_image() -> Path:
 
 
 def shared(name: str, make: Callable[[Path], None]) -> Path:
-    """CACHE/name, made by `make` once for every test process and thread, then held (a shared lock) until exit.
+    """CACHE/name, made by `make` once for every test process and thread, and marked in use until exit.
 
-    One open file per name and process: flock locks belong to it, so the exclusive lock taken to build
-    becomes the shared one (a second open file of this process would wait on its own shared lock).
+    Two locks per name: `name.lock`, held shared by every process that uses the folder (until it exits:
+    `remove_stale` removes only a folder whose lock it can take exclusively), and `name.build`, held
+    exclusively while one process builds or checks it. A process that finds the folder ready never asks
+    for an exclusive lock its users hold: a second test process must not wait for the first to exit.
     """
     with _THREADS:
         if name in _MADE:
@@ -76,16 +78,16 @@ def shared(name: str, make: Callable[[Path], None]) -> Path:
         folder = CACHE / name
         CACHE.mkdir(mode=0o755, exist_ok=True)
         CACHE.chmod(0o755)
-        handle = lock(CACHE / f"{name}.lock", fcntl.LOCK_EX)
+        in_use = lock(CACHE / f"{name}.lock", fcntl.LOCK_SH)  # taken first: no stale clean-up removes it
         try:
-            if not (folder / READY).exists():
-                remove_stale()
-                shutil.rmtree(folder, ignore_errors=True)
-                make(folder)
+            with locked(CACHE / f"{name}.build", fcntl.LOCK_EX):
+                if not (folder / READY).exists():
+                    remove_stale()
+                    shutil.rmtree(folder, ignore_errors=True)
+                    make(folder)
         except BaseException:
-            os.close(handle)  # a failed build leaves nothing locked: the next test tries again
+            os.close(in_use)  # a failed build leaves nothing locked: the next test tries again
             raise
-        fcntl.flock(handle, fcntl.LOCK_SH)  # in use: no later build removes it
         _MADE[name] = folder
         return folder
 
@@ -184,11 +186,13 @@ def pip_environment() -> dict[str, str]:
 
 def remove_stale() -> None:
     """Other keys' venvs and images that no test process uses any more (their lock is free)."""
-    for name in sorted({path.name.removesuffix(".lock") for path in CACHE.iterdir()}):
+    names = {path.name.removesuffix(".lock").removesuffix(".build") for path in CACHE.iterdir()}
+    for name in sorted(names):
         if name.startswith(key()):
             continue
         with contextlib.suppress(BlockingIOError), locked(CACHE / f"{name}.lock", fcntl.LOCK_EX, wait=False):
             shutil.rmtree(CACHE / name, ignore_errors=True)
+            (CACHE / f"{name}.build").unlink(missing_ok=True)
             (CACHE / f"{name}.lock").unlink(missing_ok=True)  # held: no process waits on it
 
 

@@ -85,7 +85,7 @@ def report(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return out / "report.html"
 
 
-@pytest.mark.slow  # grades a roster: about half a minute on two cores
+@pytest.mark.browser  # grades a roster: about half a minute on two cores
 def test_the_report_opens_in_a_real_browser_shows_the_class_and_fetches_nothing(report):
     url = report.as_uri()
     with sync_playwright() as playwright:

@@ -1,6 +1,7 @@
 """Grading a whole submission: full marks, zero, and misbehaving code that costs only its own items."""
 
 import json
+import os
 import subprocess
 import sys
 import tempfile
@@ -102,6 +103,17 @@ def test_it_ignores_a_conftest_and_ini_that_force_every_test_to_pass(submission,
     assert result.score == 0
     ignored = {entry.path for entry in result.ignored}
     assert {"conftest.py", "exercises/conftest.py", "exercises/tests/conftest.py", "pytest.ini"} <= ignored
+
+
+def test_it_runs_the_hidden_suites_with_none_of_the_graders_own_pytest_options(submission, tmp_path, monkeypatch):
+    monkeypatch.setenv("PYTEST_ADDOPTS", f"--junitxml={tmp_path}/not-a-folder/x.xml -p no:python")
+    monkeypatch.setenv("PYTEST_PLUGINS", "a_plugin_that_is_not_installed")
+    result = grade(submission(), only=["gather_final"])
+    assert result.score == result.max_score > 0
+    assert (os.environ["PYTEST_ADDOPTS"], os.environ["PYTEST_PLUGINS"]) == (
+        f"--junitxml={tmp_path}/not-a-folder/x.xml -p no:python",
+        "a_plugin_that_is_not_installed",
+    )  # the grader's own environment, as it was
 
 
 def test_it_grades_the_same_submission_identically_twice(submission, tmp_path):

@@ -97,7 +97,7 @@ def test_a_layer_that_fails_to_start_is_named_with_its_step_on_the_terminal_and_
     assert json.loads((tmp_path / "results.json").read_text())["score"] > 0
 
 
-@pytest.mark.slow  # the image the bundle's setup.sh builds
+@pytest.mark.deployed  # the image the bundle's setup.sh builds
 def test_gradescopes_run_autograder_requires_isolation(tmp_path):
     tiers.require()
     tier = tiers.TIERS["fallback"]

@@ -164,7 +164,7 @@ def earned(document: dict) -> dict[str, float]:
     return {test["name"]: test["score"] for test in document["tests"]}
 
 
-@pytest.mark.slow
+@pytest.mark.deployed
 @pytest.mark.parametrize("form", FORMS)
 def test_its_own_scripts_grade_the_reference_full_under_dockers_defaults(gradings, form):
     done, document = gradings[("reference", form)]
@@ -176,7 +176,7 @@ def test_its_own_scripts_grade_the_reference_full_under_dockers_defaults(grading
     assert "grader-venv" not in done.stdout and "/venv/lib/python3.11/site-packages/autograder" in done.stdout
 
 
-@pytest.mark.slow
+@pytest.mark.deployed
 @pytest.mark.parametrize("form", FORMS)
 def test_its_own_scripts_grade_the_stubs_zero(gradings, form):
     done, document = gradings[("stubs", form)]
@@ -185,7 +185,7 @@ def test_its_own_scripts_grade_the_stubs_zero(gradings, form):
     assert "isolation required" not in document["output"]  # graded, not refused
 
 
-@pytest.mark.slow
+@pytest.mark.deployed
 @pytest.mark.parametrize("form", FORMS)
 def test_its_own_scripts_give_the_file_reading_attacks_only_what_they_honestly_earn(gradings, form):
     done, document = gradings[("attacks", form)]
@@ -200,7 +200,7 @@ def test_its_own_scripts_give_the_file_reading_attacks_only_what_they_honestly_e
     assert gradings["traces"] == []
 
 
-@pytest.mark.slow
+@pytest.mark.deployed
 def test_its_run_autograder_writes_results_even_for_an_empty_submission(tmp_path):
     tiers.require()
     root = autograder_root(tiers.work_folder(tmp_path / "work", DOCKER), None)
@@ -239,7 +239,7 @@ def secret_texts(path: Path) -> list[str]:
     return [*lines, base64.b64encode(data).decode()[:40]]
 
 
-@pytest.mark.slow
+@pytest.mark.deployed
 def test_its_run_autograder_reads_no_link_of_a_loose_upload_and_nothing_of_their_targets_reaches_a_report(tmp_path):
     """The issue's 1.7 KB zip of links scored 100/100, and a link to /etc/shadow became a readable copy."""
     upload = tmp_path / "upload"
@@ -270,7 +270,7 @@ def test_its_run_autograder_reads_no_link_of_a_loose_upload_and_nothing_of_their
         assert not any(text in report for report in reports), f"{text[:30]!r} reached a report"
 
 
-@pytest.mark.slow
+@pytest.mark.deployed
 def test_its_run_autograder_reads_a_bounded_number_of_loose_modules_each_within_the_size_limit(tmp_path):
     """The loose form copied every file (20,000 modules, a 300 MB one) before the 1 MB limit applied."""
     tiers.require()
@@ -341,7 +341,7 @@ def test_it_unpacks_a_zip_left_as_uploaded_as_data(tmp_path):
     assert not Path("/tmp/absolute.py").exists()
 
 
-@pytest.mark.slow
+@pytest.mark.deployed
 def test_an_installed_grader_writes_the_same_bundle_as_this_checkout(tmp_path):
     """`autograde gradescope` from the deployed (non-editable) grader: no pyproject.toml of its own to copy."""
     gradescope.build(tmp_path / "checkout.zip")

@@ -256,7 +256,7 @@ def feedback_html(course: Path, student: str) -> str:
     return "".join(path.read_text() for path in sorted((course / "feedback" / student / ASSIGNMENT).glob("*.html")))
 
 
-@pytest.mark.slow
+@pytest.mark.nbgrader
 def test_it_releases_notebooks_without_solutions_or_hidden_tests(course):
     released = read_all(course / "release" / ASSIGNMENT)
     text = "\n".join(
@@ -272,14 +272,14 @@ def test_it_releases_notebooks_without_solutions_or_hidden_tests(course):
     assert not re.search(r"check_|HIDDEN TESTS|SOLUTION|autograder", text)
 
 
-@pytest.mark.slow
+@pytest.mark.nbgrader
 def test_it_gives_the_source_notebooks_every_point_of_the_rubric(graded):
     grading = rubric.load()
     found = {name: (score, maximum) for name, score, maximum in grades(graded["reference"], "reference")}
     assert found == {cell_id(item): (item.points, item.points) for item in grading.items}
 
 
-@pytest.mark.slow
+@pytest.mark.nbgrader
 def test_it_gives_the_untouched_release_0_with_each_item_naming_its_todo(graded):
     assert {score for _, score, _ in grades(graded["untouched"], "untouched")} == {0}
     html = feedback_html(graded["untouched"], "untouched")
@@ -287,7 +287,7 @@ def test_it_gives_the_untouched_release_0_with_each_item_naming_its_todo(graded)
         assert f"{todo.label} is not done yet: it still raises NotImplementedError." in html
 
 
-@pytest.mark.slow
+@pytest.mark.nbgrader
 def test_it_takes_only_the_mistaken_item_and_names_the_mistake_in_the_feedback(graded):
     grading = rubric.load()
     found = {name: score for name, score, _ in grades(graded["mistaken"], "mistaken")}
@@ -295,7 +295,7 @@ def test_it_takes_only_the_mistaken_item_and_names_the_mistake_in_the_feedback(g
     assert "[G1] Your final states equal output[:, -1]" in feedback_html(graded["mistaken"], "mistaken")
 
 
-@pytest.mark.slow
+@pytest.mark.nbgrader
 def test_it_keeps_the_hidden_tests_and_the_graders_source_out_of_the_feedback(graded):
     first = rubric.load().items[0]
     for student, copy in graded.items():

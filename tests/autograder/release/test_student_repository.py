@@ -154,7 +154,7 @@ def test_its_mistake_values_name_public_tests_variants_and_the_catalogues_words_
 
 def test_its_mistake_values_name_every_mistake_the_public_tests_see(released):
     """Each catalogue mistake whose variant alone fails a public test is named by a public test's failure."""
-    values = public_mistakes.values()  # what the release above shipped, computed once per process
+    values = public_mistakes.values()  # what the release above shipped, computed once per run
     assert set(values.visible) == set(catalogue.CATALOGUE), sorted(set(catalogue.CATALOGUE) - set(values.visible))
     unnamed = {mistake: sorted(tests)[:3] for mistake, tests in values.visible.items() if mistake not in values.named}
     assert unnamed == {}, f"the public tests fail with these mistakes but never name them: {unnamed}"
@@ -370,7 +370,7 @@ def junit_cases(path: Path) -> dict[str, tuple[str, str]]:
     return cases
 
 
-@pytest.mark.slow
+@pytest.mark.deployed  # a fresh venv, as the README's commands make it
 def test_a_student_installs_the_release_in_a_fresh_venv_and_its_public_tests_fail_then_pass(tmp_path):
     repository = tmp_path / "student"
     written = student_repository.release(repository)

@@ -32,6 +32,8 @@ from autograder import TITLE, rubric
 from autograder.roster.issues import ISSUE_TITLE
 from autograder.sandbox import record
 
+pytestmark = pytest.mark.deployed  # every job runs the grader from the roster job's own venv
+
 WORKFLOW = ROOT / ".github" / "workflows" / "grade-roster.yml"
 DEADLINE = "2026-12-04T23:59:00+01:00"
 INSTALLS = ("Install CPU torch and the grader", "Install CPU torch and the grader (with the report's charts)")
@@ -573,7 +575,6 @@ def attacked_shard(tmp_path_factory: pytest.TempPathFactory) -> dict:
     return {"job": job, "results": json.loads(results.read_text()), "sudo": (root / "sudo.log").read_text()}
 
 
-@pytest.mark.slow
 def test_the_shard_job_as_deployed_gives_an_attack_on_the_reference_nothing_and_records_its_isolation(
     attacked_shard,
 ):

@@ -63,7 +63,7 @@ def grade_in(
     return subprocess.run(argv, capture_output=True, text=True, env=environment, timeout=120)
 
 
-@pytest.mark.slow  # the deployed grader's venv
+@pytest.mark.deployed
 @pytest.mark.parametrize("kind", [namespaces.ROOT, namespaces.USER])
 def test_it_runs_the_worker_in_a_root_of_its_own_even_from_a_venv_under_tmp(kind, tmp_venv, tmp_path):
     sandbox = Path(f"/tmp/autograde-ns-test-{os.getpid()}")

@@ -136,7 +136,7 @@ print(json.dumps({
 """
 
 
-@pytest.mark.slow
+@pytest.mark.deployed
 def test_the_deployed_grader_grants_no_link_and_nothing_that_holds_its_own_packages(tmp_path):
     """The issue's measure, in the venv the roster job installs the grader into (non-editable)."""
     done = subprocess.run(

@@ -1,0 +1,89 @@
+"""The suite's own machinery: what is shared between its processes, and which test is which kind of work."""
+
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+from types import SimpleNamespace
+
+import markers
+import once_per_run
+from support import ROOT
+
+HELPERS = ROOT / "tests" / "helpers"
+HANG_GUARD = 120  # seconds: far beyond what either step takes, so only a deadlock reaches it
+
+
+def python(code: str, cwd: Path) -> subprocess.Popen:
+    """A child interpreter with the helpers importable, running `code`."""
+    env = {"PYTHONPATH": f"{HELPERS}:{ROOT}", "PATH": "/usr/bin:/bin"}
+    return subprocess.Popen([sys.executable, "-c", textwrap.dedent(code)], cwd=cwd, env=env, stdout=subprocess.PIPE)
+
+
+def test_a_deployed_folder_in_use_by_one_process_is_given_to_another_without_waiting_for_the_first_to_exit(tmp_path):
+    holder = python(
+        f"""
+        import sys, time
+        from pathlib import Path
+        import deployed
+        deployed.CACHE = Path({str(tmp_path)!r})
+        deployed.shared("venv", lambda folder: (folder.mkdir(), (folder / deployed.READY).write_text("")))
+        print("made", flush=True)
+        time.sleep({HANG_GUARD * 2})  # still using it, as a test process does until the session ends
+        """,
+        tmp_path,
+    )
+    try:
+        assert holder.stdout.readline() == b"made\n"
+        second = python(
+            f"""
+            from pathlib import Path
+            import deployed
+            deployed.CACHE = Path({str(tmp_path)!r})
+            print(deployed.shared("venv", lambda folder: 1 / 0).name)  # ready: never made again
+            """,
+            tmp_path,
+        )
+        output, _ = second.communicate(timeout=HANG_GUARD)
+        assert (second.returncode, output) == (0, b"venv\n")
+    finally:
+        holder.kill()
+        holder.wait()
+
+
+def test_a_value_shared_once_per_run_is_made_by_the_first_process_that_asks_and_read_by_the_others(tmp_path):
+    code = f"""
+        from pathlib import Path
+        import once_per_run
+        folder = Path({str(tmp_path)!r})
+        def make():
+            with open(folder / "made", "a") as log:
+                log.write("x")
+            return {{"answer": 42}}
+        print(once_per_run.shared(folder, "value", make)["answer"])
+        """
+    children = [python(code, tmp_path) for _ in range(3)]
+    outputs = [child.communicate(timeout=HANG_GUARD)[0] for child in children]
+    assert outputs == [b"42\n"] * 3
+    assert (tmp_path / "made").read_text() == "x"
+    assert once_per_run.shared(tmp_path, "value", lambda: 1 / 0) == {"answer": 42}
+
+
+def item(path: str, *fixtures: str) -> SimpleNamespace:
+    return SimpleNamespace(path=ROOT / path, fixturenames=fixtures)
+
+
+def test_it_marks_a_test_by_its_folder_and_the_gradings_it_reads():
+    assert markers.kinds(item("tests/corpus/test_corpus.py", "graded")) == ["corpus"]
+    assert markers.kinds(item("tests/corpus/test_corpus.py", "public_runs", "graded")) == ["corpus"]
+    assert markers.kinds(item("tests/corpus/test_corpus.py")) == []  # reads its files only: the fast loop
+    assert markers.kinds(item("tests/attacks/test_tiers.py", "gradings")) == ["attacks"]
+    # a fixture of the same name elsewhere is another thing (the nbgrader course's gradings)
+    assert markers.kinds(item("tests/autograder/release/test_nbgrader_course.py", "graded")) == []
+
+
+def test_every_kind_of_long_work_is_a_registered_marker_that_also_means_slow():
+    registered = (ROOT / "pyproject.toml").read_text(encoding="utf-8")
+    for kind in (*markers.LONG, "slow"):
+        assert f'"{kind}: ' in registered, kind
+    assert set(markers.BY_FIXTURE.values()) <= set(markers.LONG)
