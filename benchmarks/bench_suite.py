@@ -59,6 +59,14 @@ def by_part(junit: Path) -> dict[str, tuple[int, float]]:
     return {part: (int(count), seconds) for part, (count, seconds) in sorted(found.items())}
 
 
+def slowest_files(junit: Path, count: int = 12) -> list[tuple[str, float]]:
+    """The test files whose tests took longest, summed (set-up, call and teardown)."""
+    found: dict[str, float] = defaultdict(float)
+    for case in ElementTree.parse(junit).iter("testcase"):
+        found[case.get("classname", "")] += float(case.get("time", 0))
+    return sorted(found.items(), key=lambda pair: -pair[1])[:count]
+
+
 def suite(arguments: list[str], junit: Path) -> tuple[float, int]:
     return timed([sys.executable, "-m", "pytest", "-q", f"--junitxml={junit}", *arguments])
 
@@ -72,6 +80,7 @@ def main() -> int:
         junit = Path(folder) / "suite.xml"
         seconds, status = suite(arguments, junit)
         shares = by_part(junit) if junit.exists() else {}
+        slowest = slowest_files(junit) if junit.exists() else []
         alone = {}
         if options.parts:
             rest = [f"--ignore={prefix}" for prefixes in PARTS.values() for prefix in prefixes]
@@ -82,6 +91,9 @@ def main() -> int:
     for part, (count, spent) in shares.items():
         line = f"  {part:9} {count:5} tests, {spent:7.0f} s of test time"
         print(line + (f", {alone[part]:.0f} s run alone" if part in alone else ""))
+    print("slowest files:")
+    for name, spent in slowest:
+        print(f"  {spent:7.0f} s  {name}")
     fast = "not slow" in " ".join(arguments)
     target = f"under {TARGET_FAST:.0f} s" if fast else f"at most {TARGET_WHOLE:g} gradings"
     met = seconds < TARGET_FAST if fast else seconds / unit <= TARGET_WHOLE

@@ -78,6 +78,7 @@ def test_it_marks_a_test_by_its_folder_and_the_gradings_it_reads():
     assert markers.kinds(item("tests/corpus/test_corpus.py", "public_runs", "graded")) == ["corpus"]
     assert markers.kinds(item("tests/corpus/test_corpus.py")) == []  # reads its files only: the fast loop
     assert markers.kinds(item("tests/attacks/test_tiers.py", "gradings")) == ["attacks"]
+    assert markers.kinds(item("tests/autograder/grading/test_writers.py", "reference_result")) == ["gradings"]
     # a fixture of the same name elsewhere is another thing (the nbgrader course's gradings)
     assert markers.kinds(item("tests/autograder/release/test_nbgrader_course.py", "graded")) == []
 

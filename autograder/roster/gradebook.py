@@ -169,7 +169,7 @@ def _safe(text: str) -> str:
     return "'" + text if text[:1] in ("=", "+", "-", "@") else text
 
 
-LATE_COLUMNS = ["days late", "raw total", "penalty"]  # with the rubric's [late], before the total
+LATE_COLUMNS = ["days_late", "raw_total", "penalty"]  # with the rubric's [late], before the total
 
 
 def write_csv(entries: list[Entry], rubric: Rubric, path: Path) -> None:

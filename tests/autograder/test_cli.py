@@ -15,6 +15,7 @@ def points(function: str) -> float:
     return rubric.load().select([function]).total
 
 
+@pytest.mark.gradings
 def test_it_writes_results_and_exits_0_whatever_the_score(submission, tmp_path, capsys):
     out = tmp_path / "out"
     code = cli.main(["grade", str(submission(base=EXERCISES)), "--out", str(out), "--only", "gather_final"])
@@ -24,6 +25,7 @@ def test_it_writes_results_and_exits_0_whatever_the_score(submission, tmp_path, 
     assert "TODO 4 · gather-at-final-index is not done yet" in capsys.readouterr().out
 
 
+@pytest.mark.gradings
 def test_it_exits_1_below_fail_under(submission, tmp_path):
     full = points("gather_final")
     arguments = ["grade", str(submission()), "--out", str(tmp_path), "--only", "gather_final"]
@@ -32,6 +34,7 @@ def test_it_exits_1_below_fail_under(submission, tmp_path):
     assert cli.main([*arguments, "--fail-under", str(full)]) == 0
 
 
+@pytest.mark.gradings
 def test_it_appends_the_summary_to_the_github_job_summary(submission, tmp_path, monkeypatch):
     summary = tmp_path / "step_summary.md"
     summary.write_text("earlier step\n")
@@ -99,6 +102,7 @@ def hostile_fork(submission: Callable[..., Path]) -> Iterator[tuple[Path, list[s
     hostile.remove(fork)  # pytest's own clean-up recurses: it cannot remove such a tree
 
 
+@pytest.mark.gradings
 def test_it_grades_a_hostile_tree_and_writes_every_report_with_every_name_inert(
     hostile_fork, tmp_path, monkeypatch, capsys
 ):
@@ -119,6 +123,7 @@ def test_it_grades_a_hostile_tree_and_writes_every_report_with_every_name_inert(
     assert hostile.workflow_commands(printed.out + printed.err) == [] and "\x1b" not in printed.out + printed.err
 
 
+@pytest.mark.gradings
 def test_it_says_that_a_module_over_the_size_limit_was_not_read(submission, tmp_path):
     fork = submission()
     with open(fork / "exercises" / "baseline.py", "r+b") as module:

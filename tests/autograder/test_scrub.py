@@ -119,6 +119,7 @@ def rnn_forward(x, weight_ih, weight_hh, bias_ih, bias_hh, h0=None):
 """
 
 
+@pytest.mark.gradings
 def test_it_keeps_a_quote_put_together_at_run_time_out_of_every_report(submission, tmp_path):
     lines = reference_lines()
     leak = LEAK.format(hidden="\n".join(lines)[::-1])
@@ -143,6 +144,7 @@ def rnn_forward(x, weight_ih, weight_hh, bias_ih, bias_hh, h0=None):
 """
 
 
+@pytest.mark.deployed  # grades with the deployed grader's interpreter
 def test_it_keeps_the_reference_out_of_the_reports_of_a_grading_without_isolation(tmp_path):
     """The fallback tier, opted out of isolation: the worker reads the reference from disk, and still nothing shows."""
     tiers.require()

@@ -2,20 +2,25 @@
 
 A test is marked by the folder it is in and the fixtures it uses (a corpus test is one that reads a
 corpus grading, an attack test one that reads an attack grading), or by an explicit mark in its
-file (`deployed`, `nbgrader`, `browser`). Every kind here is long work, so each also marks the test
-`slow`: `python -m pytest -m "not slow"` is the fast loop, and `-m corpus`, `-m attacks`, ... select a
-kind. The markers' descriptions live in pyproject.toml (`--strict-markers` refuses any other).
+file (`deployed`, `nbgrader`, `browser`, `gradings`, `release`). Every kind here is long work, so
+each also marks the test `slow`: `python -m pytest -m "not slow"` is the fast loop, and `-m corpus`,
+`-m attacks`, ... select a kind. The markers' descriptions live in pyproject.toml
+(`--strict-markers` refuses any other).
 """
 
 import pytest
 
-# (folder under tests/, fixture) -> the marker of a test there that uses the fixture
+# (folder under tests/, "" for any; fixture) -> the marker of a test there that uses the fixture
 BY_FIXTURE = {
     ("corpus", "graded"): "corpus",
     ("corpus", "public_runs"): "corpus",
     ("attacks", "gradings"): "attacks",
+    ("", "reference_result"): "gradings",
+    ("", "stub_result"): "gradings",
+    ("autograder", "roster_gradings"): "gradings",
+    ("autograder", "released"): "release",
 }
-LONG = ("corpus", "attacks", "deployed", "nbgrader", "browser")  # each implies slow
+LONG = ("corpus", "attacks", "deployed", "nbgrader", "browser", "gradings", "release")  # each implies slow
 
 
 def kinds(item: pytest.Item) -> list[str]:
@@ -23,7 +28,7 @@ def kinds(item: pytest.Item) -> list[str]:
     parts = item.path.parts
     folder = parts[parts.index("tests") + 1] if "tests" in parts[:-1] else ""
     fixtures = getattr(item, "fixturenames", ())
-    found = {marker for (where, fixture), marker in BY_FIXTURE.items() if where == folder and fixture in fixtures}
+    found = {marker for (where, fixture), marker in BY_FIXTURE.items() if where in ("", folder) and fixture in fixtures}
     return sorted(found)
 
 

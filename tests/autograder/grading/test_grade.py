@@ -13,6 +13,8 @@ from autograder import cli, rubric, stubs
 from autograder.grading import writers
 from autograder.grading.grade import PRELOAD, GradingError, copy_submission, limits_from
 
+pytestmark = pytest.mark.gradings  # every test here grades submissions through the worker
+
 
 def scores(result) -> dict[str, float]:
     return {item.name: item.score for item in result.items}

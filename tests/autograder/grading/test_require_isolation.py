@@ -70,6 +70,7 @@ def test_grade_all_requires_isolation_unless_told_not_to(unprotected, tmp_path, 
     assert "--no-require-isolation grades anyway" in capsys.readouterr().err
 
 
+@pytest.mark.gradings
 def test_a_grading_that_opts_out_says_so_on_the_first_line_of_every_report(tmp_path, capsys):
     roster = tmp_path / "roster"
     build_submission(roster / "ada")
@@ -82,6 +83,7 @@ def test_a_grading_that_opts_out_says_so_on_the_first_line_of_every_report(tmp_p
     assert (out / "grader.log").read_text().startswith(notice)  # the terminal table of that grading
 
 
+@pytest.mark.gradings
 @pytest.mark.skipif(not uid.has_capability(21), reason="namespaces as root need CAP_SYS_ADMIN")
 def test_a_layer_that_fails_to_start_is_named_with_its_step_on_the_terminal_and_in_results(
     monkeypatch, probed_afresh, submission, tmp_path, capsys

@@ -329,6 +329,7 @@ def test_its_summary_script_reports_an_error_when_pytest_wrote_no_report(release
     assert "No readable test report" in summary
 
 
+@pytest.mark.release  # each release records the mistakes' values
 def test_it_refuses_a_folder_with_files_unless_forced_and_keeps_git(tmp_path, capsys):
     target = tmp_path / "student"
     (target / ".git").mkdir(parents=True)

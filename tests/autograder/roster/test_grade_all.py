@@ -16,6 +16,8 @@ from support import EXERCISES, build_submission, replace_in
 from autograder import commands, rubric
 from autograder.roster import grade_all
 
+pytestmark = pytest.mark.gradings  # every test here grades submissions through the worker
+
 ONLY = ["gather_final", "masked_mean"]
 GRADE = commands.grade_one
 

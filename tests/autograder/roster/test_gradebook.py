@@ -19,7 +19,7 @@ DEADLINE, EXTENDED = "2026-12-04T23:59:00+00:00", "2026-12-06T23:59:00+01:00"
 
 
 @pytest.fixture(scope="module")
-def results(tmp_path_factory: pytest.TempPathFactory) -> Path:
+def roster_gradings(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A roster's gradings: two real ones, a crashed grading, broken or missing results."""
     work, folder = tmp_path_factory.mktemp("submissions"), tmp_path_factory.mktemp("results")
     selected = rubric.load().select(ONLY)
@@ -58,9 +58,9 @@ def results(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture(scope="module")
-def written(results: Path, tmp_path_factory: pytest.TempPathFactory) -> tuple[list[gradebook.Entry], Path]:
+def written(roster_gradings: Path, tmp_path_factory: pytest.TempPathFactory) -> tuple[list[gradebook.Entry], Path]:
     out = tmp_path_factory.mktemp("gradebook")
-    entries = gradebook.write(results, out, rubric.load().select(ONLY), roster=["course/alice-week07", "gina"])
+    entries = gradebook.write(roster_gradings, out, rubric.load().select(ONLY), roster=["course/alice-week07", "gina"])
     return entries, out
 
 
@@ -137,15 +137,15 @@ def test_its_overview_gives_the_table_the_mean_and_median_and_full_marks_per_ite
     assert "## Grading failed: regrade or follow up" in text
 
 
-def test_it_flags_results_that_graded_only_part_of_the_rubric(results, tmp_path):
-    entry = gradebook.read_entry(results / "bob", rubric.load())
+def test_it_flags_results_that_graded_only_part_of_the_rubric(roster_gradings, tmp_path):
+    entry = gradebook.read_entry(roster_gradings / "bob", rubric.load())
     assert entry.total is None and entry.error.startswith("graded only 2 of ")
 
 
-def test_its_command_writes_both_files_and_exits_0_even_when_some_gradings_failed(results, tmp_path, capsys):
+def test_its_command_writes_both_files_and_exits_0_even_when_some_gradings_failed(roster_gradings, tmp_path, capsys):
     roster = tmp_path / "roster.txt"
     roster.write_text("# week 7\ncourse/alice-week07\ncourse/gina-week07\n")
-    code = cli.main(["gradebook", str(results), "--out", str(tmp_path / "out"), "--roster", str(roster)])
+    code = cli.main(["gradebook", str(roster_gradings), "--out", str(tmp_path / "out"), "--roster", str(roster)])
     assert code == 0
     assert (tmp_path / "out" / "gradebook.csv").exists() and (tmp_path / "out" / "overview.md").exists()
     assert "no grade for course/gina-week07" in capsys.readouterr().err
@@ -218,10 +218,10 @@ def test_it_takes_the_penalty_per_day_late_from_the_recorded_times_a_part_of_a_d
     table, text, selected = late_rows(late_roster, "latest")
     late, raw = selected.late, late_roster["totals"]["bo"]
     bo, ada = table["course/bo"], table["course/ada"]
-    assert (bo["days late"], float(bo["raw total"])) == ("2", raw), "36 hours late: 2 days"
+    assert (bo["days_late"], float(bo["raw_total"])) == ("2", raw), "36 hours late: 2 days"
     assert float(bo["penalty"]) == late.penalty(raw, 2) and float(bo["total"]) == raw - late.penalty(raw, 2)
     assert float(bo["total"]) == pytest.approx(raw * (1 - 2 * late.per_day))
-    assert (ada["days late"], ada["penalty"], float(ada["total"])) == ("0", "0", late_roster["totals"]["ada"])
+    assert (ada["days_late"], ada["penalty"], float(ada["total"])) == ("0", "0", late_roster["totals"]["ada"])
     assert f"Late work (the rubric's [late]): {rubric.late_policy(late)}." in text
     taken = rubric.percent(2 * late.per_day)
     assert f"- course/bo: Commit {'b' * 12} was made 1 day 12 h after the deadline, so it counts as 2 days late: " \
@@ -231,7 +231,7 @@ def test_it_takes_the_penalty_per_day_late_from_the_recorded_times_a_part_of_a_d
 def test_it_lists_a_grading_beyond_max_days_without_a_total(late_roster):
     table, text, selected = late_rows(late_roster, "latest")
     cy = table["course/cy"]
-    assert (cy["days late"], cy["total"]) == ("5", "")
+    assert (cy["days_late"], cy["total"]) == ("5", "")
     assert cy["error"] == f"commit {'c' * 12} is 5 days late; the rubric grades up to {selected.late.max_days} days"
     assert f"- course/cy: `{cy['error']}`" in text  # errors shown as code
 
@@ -251,8 +251,8 @@ def test_with_keep_better_the_higher_total_after_the_penalty_counts(late_roster)
     dee, eve = table["course/dee"], table["course/eve"]
     late_total = totals["dee"] - late.penalty(totals["dee"], 1)
     assert late_total > totals["dee on time"], "the fixture's dee did enough late to beat the penalty"
-    assert (dee["commit"], float(dee["total"]), dee["days late"]) == ("d" * 40, late_total, "1")
-    assert (eve["commit"], float(eve["total"]), eve["days late"]) == ("e0" * 20, totals["eve on time"], "0")
+    assert (dee["commit"], float(dee["total"]), dee["days_late"]) == ("d" * 40, late_total, "1")
+    assert (eve["commit"], float(eve["total"]), eve["days_late"]) == ("e0" * 20, totals["eve on time"], "0")
     assert (
         f"{late_total:g} left, more than the {totals['dee on time']:g} of the last on-time commit, {'d0' * 6}." in text
     )

@@ -331,11 +331,11 @@ def test_with_late_work_a_commit_1_5_days_late_is_graded_and_keeps_what_two_days
     ]
     rows, (padding, late) = gradebook(late_course, 1), worth(late_course, "latest", PADDING)
     ben = rows["ben"]
-    assert ben["commit"] == late_course["commits"]["ben", "1.5 days late"] and ben["days late"] == "2"
-    assert (float(ben["raw total"]), float(ben["penalty"])) == (padding, late.penalty(padding, 2))
+    assert ben["commit"] == late_course["commits"]["ben", "1.5 days late"] and ben["days_late"] == "2"
+    assert (float(ben["raw_total"]), float(ben["penalty"])) == (padding, late.penalty(padding, 2))
     assert float(ben["total"]) == pytest.approx(padding * (1 - 2 * late.per_day))
     ann = rows["ann"]
-    assert (ann["days late"], ann["penalty"], float(ann["total"])) == ("0", "0", padding)
+    assert (ann["days_late"], ann["penalty"], float(ann["total"])) == ("0", "0", padding)
 
 
 def test_with_late_work_a_student_whose_only_commit_is_beyond_max_days_is_listed_without_a_grade(
@@ -366,12 +366,12 @@ def test_with_keep_better_the_higher_of_the_on_time_and_the_late_grading_counts(
     (padding, late), (both, _) = worth(late_course, "better", PADDING), worth(late_course, "better", BOTH)
     eve, fay = rows["eve"], rows["fay"]
     assert both - late.penalty(both, 1) > padding, "eve's late work beats her on-time work after the penalty"
-    assert (eve["commit"], eve["days late"], float(eve["total"])) == (
+    assert (eve["commit"], eve["days_late"], float(eve["total"])) == (
         late_course["commits"]["eve", "20 hours late"],
         "1",
         max(padding, both - late.penalty(both, 1)),
     )
-    assert (fay["commit"], fay["days late"], float(fay["total"])) == (
+    assert (fay["commit"], fay["days_late"], float(fay["total"])) == (
         late_course["commits"]["fay", "on time"],
         "0",
         both,

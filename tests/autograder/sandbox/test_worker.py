@@ -237,7 +237,8 @@ LINGER = 30.0  # seconds a killed grading's worker may take to go (it takes well
 def tier_cases() -> list:
     """This process's own tier, then every other one (produced from root: skipped, or failed in CI, without)."""
     others = [tiers.TIERS[name] for name in tiers.TIERS if name != "root"]
-    return [pytest.param(tier, id=tier.name.replace(" ", "-")) for tier in [tiers.here(), *others]]
+    deployed = pytest.mark.deployed  # each tier's grading process runs the deployed grader's interpreter
+    return [pytest.param(tier, id=tier.name.replace(" ", "-"), marks=deployed) for tier in [tiers.here(), *others]]
 
 
 @pytest.fixture(scope="module")
