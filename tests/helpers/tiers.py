@@ -27,6 +27,7 @@ from pathlib import Path
 
 import deployed
 import pytest
+from support import SOLUTIONS
 
 from autograder.sandbox import landlock, namespaces, seccomp, uid
 
@@ -163,7 +164,8 @@ def python() -> Path:
 
 
 def command(tier: Tier, argv: list[str], work: Path) -> list[str]:
-    """`argv` run in `tier`; `work` is its work folder (see `work_folder`)."""
+    """`argv` run in `tier`, from `work`, its work folder (see `work_folder`), as a deployment starts the
+    grader in a folder of its own: never from this checkout, which the tier's user may not enter."""
     if not (tier.unprivileged or tier.drop_sys_admin or tier.deny()):
         return argv  # as this process runs
     setpriv = ["setpriv"]
@@ -173,12 +175,17 @@ def command(tier: Tier, argv: list[str], work: Path) -> list[str]:
         setpriv += ["--bounding-set=-sys_admin"]
     spec = {"deny": tier.deny(), "argv": [*setpriv, "--", *argv]}
     enter = [str(python()), "-I", "-c", ENTER, json.dumps(spec)]
-    script = view(needed([work]))
+    script = view(needed([work, SOLUTIONS]), start=work)
     return ["unshare", "--mount", "--propagation", "private", "--", "sh", "-c", script, "sh", *enter]
 
 
 def needed(reachable: list[Path]) -> list[Path]:
-    """What the tier's processes must reach: the deployed grader's venv (world-readable already), `reachable`."""
+    """What the tier's processes must reach: the deployed grader's venv (world-readable already), `reachable`.
+
+    The reference solutions are among them: a grader's machine keeps them readable to the grader,
+    so a tier that hides them must do it by its sandbox, never by where this checkout happens to sit
+    (a clone in `mktemp -d`, mode 700, would hide them from any other user).
+    """
     return sorted({path.resolve() for path in [deployed.venv(), *reachable] if path.exists()})
 
 
@@ -190,12 +197,13 @@ def blocked(path: Path) -> Path | None:
     return None
 
 
-def view(paths: list[Path]) -> str:
+def view(paths: list[Path], start: Path) -> str:
     """Shell steps (as root, in a private mount namespace) that open the way to `paths` for any user.
 
     Each folder others may not enter is covered by an empty tmpfs (mode 755) into which the
     needed paths under it are bound back; the real folder is held meanwhile on a tmpfs laid over
-    /dev/shm (in this mount namespace only), taken away again before the tier's command starts.
+    /dev/shm (in this mount namespace only), taken away again before the tier's command starts
+    in the folder `start`.
     """
     q = shlex.quote
     by_folder: dict[Path, list[Path]] = {}
@@ -211,5 +219,5 @@ def view(paths: list[Path]) -> str:
         for path in sorted(set(inside)):
             real = f'"$stage/{number}"/{q(str(path.relative_to(folder)))}'
             lines.append(f"mkdir -p {q(str(path))} && mount --rbind {real} {q(str(path))}")
-    lines += ['umount --lazy "$stage"', 'exec "$@"']
+    lines += ['umount --lazy "$stage"', f"cd {q(str(start))}", 'exec "$@"']
     return "\n".join(lines)
