@@ -10,10 +10,14 @@ multiple of that grading. Targets (issue 23): the whole suite at most 20 grading
 under 2 minutes. Both are measured in the same run because the machine may be shared: a busy
 machine slows the grading and the suite alike, and the ratio holds better than either figure.
 The suite's junit XML also gives, per part, the time its tests took (summed over the xdist
-processes: a share of the work, not of the wall clock).
+processes: a share of the work, not of the wall clock). The CPU time of both (every process they
+started and waited for) shows how much of the suite is work rather than waiting, and how busy it
+kept the machine's cores.
 """
 
 import argparse
+import os
+import resource
 import subprocess
 import sys
 import tempfile
@@ -28,19 +32,25 @@ TARGET_WHOLE = 20.0  # gradings' worth
 TARGET_FAST = 120.0  # seconds, for -m "not slow"
 
 
-def timed(command: list[str]) -> tuple[float, int]:
-    """Seconds the command took and its exit status; its output goes to this terminal."""
-    started = time.monotonic()
+def children_cpu() -> float:
+    """CPU seconds (user and system) of every process this one has waited for, so far."""
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def timed(command: list[str]) -> tuple[float, int, float]:
+    """Seconds the command took, its exit status and the CPU seconds it used; its output goes to this terminal."""
+    started, cpu = time.monotonic(), children_cpu()
     finished = subprocess.run(command, cwd=ROOT)
-    return time.monotonic() - started, finished.returncode
+    return time.monotonic() - started, finished.returncode, children_cpu() - cpu
 
 
-def reference_grading() -> float:
+def reference_grading() -> tuple[float, float]:
     with tempfile.TemporaryDirectory() as out:
-        seconds, status = timed([sys.executable, "-m", "autograder.cli", "grade", "--reference", "--out", out])
+        seconds, status, cpu = timed([sys.executable, "-m", "autograder.cli", "grade", "--reference", "--out", out])
     if status != 0:
         raise SystemExit(f"autograde grade --reference failed ({status})")
-    return seconds
+    return seconds, cpu
 
 
 def part_of(classname: str) -> str:
@@ -67,7 +77,7 @@ def slowest_files(junit: Path, count: int = 12) -> list[tuple[str, float]]:
     return sorted(found.items(), key=lambda pair: -pair[1])[:count]
 
 
-def suite(arguments: list[str], junit: Path) -> tuple[float, int]:
+def suite(arguments: list[str], junit: Path) -> tuple[float, int, float]:
     return timed([sys.executable, "-m", "pytest", "-q", f"--junitxml={junit}", *arguments])
 
 
@@ -75,10 +85,10 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--parts", action="store_true", help="also run the corpus, the attacks and the rest alone")
     options, arguments = parser.parse_known_args()
-    unit = reference_grading()
+    unit, unit_cpu = reference_grading()
     with tempfile.TemporaryDirectory() as folder:
         junit = Path(folder) / "suite.xml"
-        seconds, status = suite(arguments, junit)
+        seconds, status, cpu = suite(arguments, junit)
         shares = by_part(junit) if junit.exists() else {}
         slowest = slowest_files(junit) if junit.exists() else []
         alone = {}
@@ -86,8 +96,11 @@ def main() -> int:
             rest = [f"--ignore={prefix}" for prefixes in PARTS.values() for prefix in prefixes]
             for part, selection in [*PARTS.items(), ("the rest", rest)]:
                 alone[part] = suite([*arguments, *selection], Path(folder) / f"{part}.xml")[0]
-    print(f"\none reference grading: {unit:.1f} s")
+    print(f"\none reference grading: {unit:.1f} s, {unit_cpu:.0f} s of CPU")
     print(f"python -m pytest {' '.join(arguments)}: {seconds:.0f} s = {seconds / unit:.1f} gradings (exit {status})")
+    cores = os.cpu_count() or 1
+    busy = cpu / seconds / cores
+    print(f"  {cpu:.0f} s of CPU = {cpu / unit_cpu:.1f} gradings' CPU; {busy:.0%} of {cores} cores busy")
     for part, (count, spent) in shares.items():
         line = f"  {part:9} {count:5} tests, {spent:7.0f} s of test time"
         print(line + (f", {alone[part]:.0f} s run alone" if part in alone else ""))

@@ -6,11 +6,15 @@ is that module with the file appended, so only that function is wrong. `correct/
 whose functions are all correct but written differently from the reference. The first line of each
 file says which module it replaces (and, for a mistake, which function holds it and which id it is).
 
-Each file is graded once per session, as the reference with that one module replaced and with
-`--only` the functions of that module (for a mistake, less the trainings it cannot change: see
-`Entry.graded`); every test below reads the same results. The same submissions
-also run through the released public tests (all of them in one interpreter): a push and the grade
-must agree on every function, and the public tests name the mistakes they see.
+Each file is graded once per session, as the reference with its module replaced and with `--only`
+the functions of that module (for a mistake, less the trainings it cannot change: see
+`Entry.graded`); every test below reads the same results, those of the file's own functions. The
+modules of the week import nothing of one another, so files of different modules share a grading
+(a `Sitting`: one file per module, each module the reference's or one file's) and pay for one
+worker and one run of the hidden suites between them; a file that imports another exercise module
+(a classifier reusing the student's padding.py) sits only where that module is the reference's.
+The same submissions also run through the released public tests (all of them in one interpreter):
+a push and the grade must agree on every function, and the public tests name the mistakes they see.
 """
 
 import json
@@ -21,7 +25,7 @@ import subprocess
 import sys
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ProcessPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import pytest
@@ -38,6 +42,7 @@ MISTAKE_HEADER = re.compile(r"# module: (\w+)  function: (\w+)  mistake: (\w+(?:
 CORRECT_HEADER = re.compile(r"# module: (\w+)  functions: ([\w,]+)")
 NAMED = re.compile(r"\[([A-Z]\d)\]")  # a catalogue id leading a feedback
 NAMED_ANYWHERE = re.compile(r"(?:^|: |\n)\[([A-Z]\d)\] ")  # every catalogue id a message names
+IMPORTED = re.compile(r"^\s*(?:from|import)\s+exercises\.(\w+)", re.MULTILINE)  # another exercise module used
 
 # module -> the graded functions it holds ("SequenceClassifier.forward" is graded as "SequenceClassifier")
 MODULE_FUNCTIONS: dict[str, tuple[str, ...]] = {}
@@ -98,6 +103,48 @@ class Entry:
             return functions
         return tuple(function for function in functions if function in self.functions or function not in TRAINED)
 
+    @property
+    def imports(self) -> frozenset[str]:
+        """The other exercise modules its code imports (the student's own, as submitted beside it)."""
+        return frozenset(IMPORTED.findall(self.source)) - {self.module}
+
+
+@dataclass
+class Sitting:
+    """Corpus files graded together: at most one per module, and none beside a file of a module it imports."""
+
+    entries: list[Entry] = field(default_factory=list)
+
+    def admits(self, entry: Entry) -> bool:
+        modules = {other.module for other in self.entries}
+        imported = {module for other in self.entries for module in other.imports}
+        return entry.module not in modules | imported and not entry.imports & modules
+
+    @property
+    def edits(self) -> dict[str, str]:
+        return {entry.module: entry.source for entry in self.entries}
+
+    @property
+    def only(self) -> list[str]:
+        return [function for entry in self.entries for function in entry.graded]
+
+
+def sittings(entries: list[Entry]) -> list[Sitting]:
+    """The entries, in order, each in the first sitting that admits it (a new one when none does)."""
+    found: list[Sitting] = []
+    for entry in entries:
+        sitting = next((sitting for sitting in found if sitting.admits(entry)), None)
+        if sitting is None:
+            sitting = Sitting()
+            found.append(sitting)
+        sitting.entries.append(entry)
+    return found
+
+
+def own_items(result: GradingResult, entry: Entry) -> GradingResult:
+    """A sitting's grading as the entry's own: the items of the functions it is graded on."""
+    return replace(result, items=[item for item in result.items if item.function in entry.graded])
+
 
 def _entry(path: Path) -> Entry:
     header = (path.read_text(encoding="utf-8").splitlines() or [""])[0]
@@ -130,25 +177,29 @@ def cases(entries: list[Entry]) -> list:
 
 @pytest.fixture(scope="session")
 def graded(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Grader]:
-    """The grading of a corpus file: the reference with that one module replaced, graded once per session.
+    """The grading of a corpus file, its own functions' items: graded once per session, in a sitting.
 
-    Every file the session's selected tests need is submitted at the start to a small pool of processes
-    (each grading runs in its own process and starts its own worker), the slowest modules first; a test
-    waits only for its own file.
+    Every file the session's selected tests need is placed in a sitting, the slowest modules first, and
+    every sitting is submitted at the start to a small pool of processes (each grading runs in its own
+    process and starts its own worker); a test waits only for its own file's sitting.
     """
     futures: dict[Path, Future[GradingResult]] = {}
     context = multiprocessing.get_context("spawn")  # no fork of a process that already runs torch threads
     with ProcessPoolExecutor(max_workers=PARALLEL_GRADINGS, mp_context=context) as pool:
 
-        def future(entry: Entry) -> Future[GradingResult]:
-            if entry.path not in futures:
-                folder = build_submission(tmp_path_factory.mktemp(entry.name), edits={entry.module: entry.source})
-                futures[entry.path] = pool.submit(grade, folder, list(entry.graded))
-            return futures[entry.path]
+        def submit(number: int, sitting: Sitting) -> None:
+            folder = build_submission(tmp_path_factory.mktemp(f"sitting{number}"), edits=sitting.edits)
+            pending = pool.submit(grade, folder, sitting.only)
+            futures.update({entry.path: pending for entry in sitting.entries})
 
-        for entry in sorted(selected_entries(request.session), key=slowest_first):
-            future(entry)
-        yield lambda entry: future(entry).result()
+        def result(entry: Entry) -> GradingResult:
+            if entry.path not in futures:  # a test that selection did not foresee: a sitting of its own
+                submit(len(futures), Sitting([entry]))
+            return own_items(futures[entry.path].result(), entry)
+
+        for number, sitting in enumerate(sittings(sorted(selected_entries(request.session), key=slowest_first))):
+            submit(number, sitting)
+        yield result
         for pending in futures.values():
             pending.cancel()
 
@@ -195,6 +246,32 @@ def test_each_corpus_file_declares_a_real_module_and_mistake(entry):
         assert entry.functions[0] in CATALOGUE[mistake].functions
     if entry.mistake is not None:
         assert entry.name.startswith(f"{entry.mistake}_")
+
+
+def test_no_sitting_holds_two_files_of_one_module_or_a_file_beside_a_module_it_imports():
+    found = sittings(sorted(EVERYTHING, key=slowest_first))
+    assert sorted(entry.name for sitting in found for entry in sitting.entries) == sorted(e.name for e in EVERYTHING)
+    for sitting in found:
+        modules = [entry.module for entry in sitting.entries]
+        assert len(modules) == len(set(modules)), [entry.name for entry in sitting.entries]
+        for entry in sitting.entries:
+            assert not entry.imports & set(modules), f"{entry.name} imports {sorted(entry.imports)}, graded beside it"
+    assert len(found) < len(EVERYTHING) / 2  # the point of sittings: far fewer gradings than files
+
+
+def test_a_file_that_imports_another_exercise_module_sits_only_where_that_module_is_the_references(tmp_path):
+    def entry(name: str, module: str, text: str = "") -> Entry:
+        (tmp_path / f"{name}.py").write_text(f"# module: {module}  functions: f\n{text}", encoding="utf-8")
+        return Entry(tmp_path / f"{name}.py", module, ("f",))
+
+    reuse = entry("reuse", "classifier", "from exercises.padding import gather_final\n")
+    padding, other = entry("padding", "padding"), entry("other", "recurrence")
+    assert reuse.imports == {"padding"}
+    assert [[e.name for e in sitting.entries] for sitting in sittings([reuse, padding, other])] == [
+        ["reuse", "other"],
+        ["padding"],
+    ]
+    assert [[e.name for e in sitting.entries] for sitting in sittings([padding, reuse])] == [["padding"], ["reuse"]]
 
 
 # -- grading the corpus ----------------------------------------------------------------------
