@@ -8,7 +8,9 @@ from types import SimpleNamespace
 
 import markers
 import once_per_run
-from support import ROOT
+import pytest
+import tiers
+from support import ROOT, SOLUTIONS
 
 HELPERS = ROOT / "tests" / "helpers"
 HANG_GUARD = 120  # seconds: far beyond what either step takes, so only a deadlock reaches it
@@ -88,3 +90,29 @@ def test_every_kind_of_long_work_is_a_registered_marker_that_also_means_slow():
     for kind in (*markers.LONG, "slow"):
         assert f'"{kind}: ' in registered, kind
     assert set(markers.BY_FIXTURE.values()) <= set(markers.LONG)
+
+
+@pytest.mark.deployed  # the tier's user runs the deployed grader's interpreter
+def test_a_tiers_command_starts_in_its_work_folder_and_reaches_the_reference_from_a_checkout_others_cannot_enter(
+    tmp_path, monkeypatch
+):
+    """A clone in `mktemp -d` (mode 700): neither the caller's folder nor the checkout's solutions/ is open
+    to the tier's user, yet the tier starts in its work folder and reads the reference, as a grader's machine
+    lets its grader (a tier that hides the reference must do it by its sandbox)."""
+    tiers.require()
+    closed = tmp_path / "closed"  # where the checkout sits
+    (closed / "solutions").mkdir(parents=True)
+    closed.chmod(0o700)
+    (closed / "solutions" / "padding.py").write_bytes((SOLUTIONS / "padding.py").read_bytes())
+    monkeypatch.setattr(tiers, "SOLUTIONS", closed / "solutions")
+    monkeypatch.chdir(closed)  # the test's own folder, which the tier's user may not enter
+    tier = tiers.TIERS["fallback"]
+    work = tiers.work_folder(tmp_path / "work", tier)
+    show = "import os, sys; print(os.getcwd()); print(os.getuid()); print(len(open(sys.argv[1]).read()))"
+    argv = [str(tiers.python()), "-c", show, str(closed / "solutions" / "padding.py")]
+    done = subprocess.run(tiers.command(tier, argv, work), env=tiers.environment(tier, work), capture_output=True,
+                          text=True, timeout=120)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    cwd, user, length = done.stdout.split()
+    assert (cwd, int(user)) == (str(work), tiers.USER_ID)
+    assert int(length) == len((SOLUTIONS / "padding.py").read_text())

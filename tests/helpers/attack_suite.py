@@ -452,7 +452,7 @@ def grade_by_command(group: Group, built: Built, graded: Graded, tier: Tier, wor
     limit = group.promised_seconds() + HARNESS_SLACK
     started = time.monotonic()
     process = subprocess.Popen(
-        command(tier, argv, work),
+        command(tier, argv, work, start=built.folder),
         cwd=built.folder,
         env={**environment(tier, work), "TMPDIR": str(built.tmp)},
         stdout=subprocess.PIPE,

@@ -163,9 +163,10 @@ def python() -> Path:
     return deployed.python()
 
 
-def command(tier: Tier, argv: list[str], work: Path) -> list[str]:
-    """`argv` run in `tier`, from `work`, its work folder (see `work_folder`), as a deployment starts the
-    grader in a folder of its own: never from this checkout, which the tier's user may not enter."""
+def command(tier: Tier, argv: list[str], work: Path, start: Path | None = None) -> list[str]:
+    """`argv` run in `tier`; `work` is its work folder (see `work_folder`). It starts in `start`, a folder
+    inside `work` (`work` itself by default), as a deployment starts the grader in a folder of its own:
+    never in this checkout, which the tier's user may not enter (a clone in `mktemp -d`, mode 700)."""
     if not (tier.unprivileged or tier.drop_sys_admin or tier.deny()):
         return argv  # as this process runs
     setpriv = ["setpriv"]
@@ -175,7 +176,7 @@ def command(tier: Tier, argv: list[str], work: Path) -> list[str]:
         setpriv += ["--bounding-set=-sys_admin"]
     spec = {"deny": tier.deny(), "argv": [*setpriv, "--", *argv]}
     enter = [str(python()), "-I", "-c", ENTER, json.dumps(spec)]
-    script = view(needed([work, SOLUTIONS]), start=work)
+    script = view(needed([work, SOLUTIONS]), start=start or work)
     return ["unshare", "--mount", "--propagation", "private", "--", "sh", "-c", script, "sh", *enter]
 
 

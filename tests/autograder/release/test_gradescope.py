@@ -114,7 +114,7 @@ def run_autograder(root: Path) -> tuple[subprocess.CompletedProcess, dict]:
     python = deployed.gradescope_image() / "venv" / "bin" / "python"
     environment = {**tiers.environment(DOCKER, root.parent), "AUTOGRADER_ROOT": str(root)}
     environment["AUTOGRADER_PYTHON"] = str(python)  # the image's venv: root/ holds only this submission
-    command = tiers.command(DOCKER, [str(root / "run_autograder")], root.parent)
+    command = tiers.command(DOCKER, [str(root / "run_autograder")], root.parent, start=root)
     done = subprocess.run(command, cwd=root, env=environment, capture_output=True, text=True, timeout=900)
     document = json.loads((root / "results" / "results.json").read_text())
     jsonschema.validate(document, SCHEMA)
