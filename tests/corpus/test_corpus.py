@@ -187,18 +187,18 @@ def graded(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFact
     context = multiprocessing.get_context("spawn")  # no fork of a process that already runs torch threads
     with ProcessPoolExecutor(max_workers=PARALLEL_GRADINGS, mp_context=context) as pool:
 
-        def submit(number: int, sitting: Sitting) -> None:
-            folder = build_submission(tmp_path_factory.mktemp(f"sitting{number}"), edits=sitting.edits)
+        def submit(sitting: Sitting) -> None:
+            folder = build_submission(tmp_path_factory.mktemp("sitting"), edits=sitting.edits)
             pending = pool.submit(grade, folder, sitting.only)
             futures.update({entry.path: pending for entry in sitting.entries})
 
         def result(entry: Entry) -> GradingResult:
             if entry.path not in futures:  # a test that selection did not foresee: a sitting of its own
-                submit(len(futures), Sitting([entry]))
+                submit(Sitting([entry]))
             return own_items(futures[entry.path].result(), entry)
 
-        for number, sitting in enumerate(sittings(sorted(selected_entries(request.session), key=slowest_first))):
-            submit(number, sitting)
+        for sitting in sittings(sorted(selected_entries(request.session), key=slowest_first)):
+            submit(sitting)
         yield result
         for pending in futures.values():
             pending.cancel()
