@@ -3,7 +3,6 @@
 import subprocess
 import sys
 import textwrap
-import tomllib
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -84,32 +83,6 @@ def test_it_marks_a_test_by_its_folder_and_the_gradings_it_reads():
     assert markers.kinds(item("tests/autograder/grading/test_writers.py", "reference_result")) == ["gradings"]
     # a fixture of the same name elsewhere is another thing (the nbgrader course's gradings)
     assert markers.kinds(item("tests/autograder/release/test_nbgrader_course.py", "graded")) == []
-
-
-def collected(path: str, name: str, slow: bool = False) -> SimpleNamespace:
-    marked = {"slow"} if slow else set()
-    return SimpleNamespace(path=ROOT / path, name=name, get_closest_marker=lambda kind: kind in marked or None)
-
-
-def test_it_runs_the_modules_with_the_most_slow_tests_first_each_whole_and_in_its_own_order():
-    items = [
-        collected("tests/a.py", "a1"),
-        collected("tests/a.py", "a2"),
-        collected("tests/a.py", "a3"),
-        collected("tests/b.py", "b1"),
-        collected("tests/b.py", "b2", slow=True),
-        collected("tests/c.py", "c1", slow=True),
-        collected("tests/c.py", "c2"),
-        collected("tests/c.py", "c3", slow=True),
-        collected("tests/d.py", "d1"),
-    ]
-    order = [item.name for item in markers.heaviest_first(items)]
-    assert order == ["c1", "c2", "c3", "b1", "b2", "a1", "a2", "a3", "d1"]  # no slow test: the most tests first
-
-
-def test_the_suite_runs_in_the_order_the_markers_give_not_in_xdists():
-    options = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["pytest"]["ini_options"]
-    assert {"--dist", "loadscope", "--no-loadscope-reorder"} <= set(options["addopts"])
 
 
 def test_every_kind_of_long_work_is_a_registered_marker_that_also_means_slow():
