@@ -1,5 +1,6 @@
 """The suite's own machinery: what is shared between its processes, and which test is which kind of work."""
 
+import shutil
 import subprocess
 import sys
 import textwrap
@@ -103,15 +104,15 @@ def test_a_tiers_command_starts_in_its_work_folder_and_reaches_the_reference_fro
     closed = tmp_path / "closed"  # where the checkout sits
     (closed / "solutions").mkdir(parents=True)
     closed.chmod(0o700)
-    (closed / "solutions" / "padding.py").write_bytes((SOLUTIONS / "padding.py").read_bytes())
+    shutil.copyfile(SOLUTIONS / "padding.py", closed / "solutions" / "padding.py")
     monkeypatch.setattr(tiers, "SOLUTIONS", closed / "solutions")
     monkeypatch.chdir(closed)  # the test's own folder, which the tier's user may not enter
     tier = tiers.TIERS["fallback"]
     work = tiers.work_folder(tmp_path / "work", tier)
     show = "import os, sys; print(os.getcwd()); print(os.getuid()); print(len(open(sys.argv[1]).read()))"
     argv = [str(tiers.python()), "-c", show, str(closed / "solutions" / "padding.py")]
-    done = subprocess.run(tiers.command(tier, argv, work), env=tiers.environment(tier, work), capture_output=True,
-                          text=True, timeout=120)  # fmt: skip
+    command, environment = tiers.command(tier, argv, work), tiers.environment(tier, work)
+    done = subprocess.run(command, env=environment, capture_output=True, text=True, timeout=HANG_GUARD)
     assert done.returncode == 0, done.stderr
     cwd, user, length = done.stdout.split()
     assert (cwd, int(user)) == (str(work), tiers.USER_ID)
