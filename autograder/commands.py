@@ -9,9 +9,10 @@ import traceback
 from functools import partial
 from pathlib import Path
 
-from autograder import rubric, sandbox, stubs
+from autograder import integrity, rubric, sandbox, stubs
 from autograder.grading import writers
 from autograder.grading.grade import GradingError, failed_grading, grade, opted_out, run_environment
+from autograder.grading.results import GradingResult
 from autograder.grading.submission import Submission
 from autograder.locations import SOLUTIONS
 from autograder.text import clean, escaped
@@ -51,8 +52,10 @@ def grade_by(
     selected: rubric.Rubric,
     fail_under: float | None,
     require_isolation: bool | None,
+    notes: bool = False,
 ) -> int:
-    """`grade_command` once its rubric is read (and narrowed by --only)."""
+    """`grade_command` once its rubric is read (and narrowed by --only); with `notes`, also integrity.json
+    (the instructor's integrity notes: grade-all's gradings only, never a student's own preview)."""
     started = time.monotonic()
     status = EXIT_OK
     try:
@@ -70,12 +73,22 @@ def grade_by(
         print(clean(traceback.format_exc()), file=sys.stderr)  # it may quote a student's file name
     out.mkdir(parents=True, exist_ok=True)
     writers.write_all(result, out, os.environ.get("GITHUB_STEP_SUMMARY"))  # results.json whatever else fails
+    if notes:
+        write_notes(result, out)
     print(writers.table(result))
     print(f"\nwrote {out / 'results.json'} and {out / 'summary.md'} ({result.execution_time:.1f} s)")
     if status == EXIT_OK and fail_under is not None and result.score < fail_under:
         print(f"score {result.score:g} is below --fail-under {fail_under:g}", file=sys.stderr)
         return EXIT_BELOW
     return status
+
+
+def write_notes(result: GradingResult, out: Path) -> None:
+    """out/integrity.json, written whole (a grading that stopped early has none to give: an empty one)."""
+    try:
+        integrity.write(result.integrity or integrity.Notes(), out / integrity.FILE)
+    except Exception as error:  # the notes never cost a grade
+        print(f"autograde: could not write {integrity.FILE}: {escaped(str(error))}", file=sys.stderr)
 
 
 def grade_one(
@@ -87,10 +100,12 @@ def grade_one(
 ) -> int:
     """What `grade-all` runs for each student: `autograde grade SUBMISSION --out OUT [--only ...]`, isolation
     required unless `require_isolation` is False, by the rubric grade-all read (`by`; the grader's own when
-    None): grade-all passes both in a functools.partial."""
-    if by is None:
-        return grade_command(submission, out, only, None, require_isolation)
-    return grade_by(submission, out, by.select(only), None, require_isolation)
+    None): grade-all passes both in a functools.partial. Its gradings keep the integrity notes (integrity.json)."""
+    try:
+        selected = (by or rubric.load()).select(only)
+    except ValueError as error:
+        return fail(error)
+    return grade_by(submission, out, selected, None, require_isolation, notes=True)
 
 
 def print_isolation(isolation: sandbox.Isolation) -> None:
@@ -229,7 +244,8 @@ def write_report(
     report = classreport.write(results, out, selected, expected)
     print(
         f"wrote {out / classreport.PAGE} and {out / classreport.TABLE}: {len(report.graded)} graded, "
-        f"{len(report.ungraded)} without a grade, {len(report.misconceptions)} catalogue mistakes named"
+        f"{len(report.ungraded)} without a grade, {len(report.misconceptions)} catalogue mistakes named, "
+        f"{len(report.noted)} students with integrity notes (“Look at this code”)"
     )
     return EXIT_OK
 

@@ -8,11 +8,11 @@ reading of the folders (who was graded, who was not and why).
 import json
 import statistics
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import NamedTuple
 
-from autograder import stubs
+from autograder import integrity, stubs
 from autograder.checks.catalogue import CATALOGUE, MISTAKES
 from autograder.grading.results import Failure
 from autograder.roster.gradebook import Entry, collect, late_note
@@ -95,6 +95,14 @@ class LookAt:
     reason: str
 
 
+@dataclass
+class Noted:
+    """One student's integrity notes (integrity.json): lines of code to read, never a penalty by themselves."""
+
+    student: str
+    notes: integrity.Notes
+
+
 class Timed(NamedTuple):
     student: str
     seconds: float
@@ -120,6 +128,7 @@ class ClassReport:
     health: Health
     late_policy: str = ""  # the rubric's [late] in a sentence; "" without one
     credit: dict[str, float] | None = None  # the rubric's [credit]: catalogue id -> fraction kept
+    noted: list[Noted] = field(default_factory=list)  # students whose code has integrity notes, in roster order
 
     @property
     def graded(self) -> list[StudentRecord]:
@@ -311,9 +320,20 @@ def health(students: list[StudentRecord]) -> Health:
     return Health([one.seconds for one in timed], slowest, versions, isolation)
 
 
+def noted(entries: list[Entry]) -> list[Noted]:
+    """The integrity notes of each student's grading (its integrity.json): those with a note, or a module not read."""
+    found = []
+    for entry in entries:
+        notes = integrity.read(entry.folder / integrity.FILE) if entry.folder else integrity.Notes()
+        if notes.notes or notes.more or notes.not_analysed:
+            found.append(Noted(entry.student, notes))
+    return found
+
+
 def build(results: Path, rubric: Rubric, roster: list[str] | None = None) -> ClassReport:
     """The class report's data for the gradings under `results` (one folder per student)."""
-    students = [record(entry, rubric) for entry in collect(results, rubric, roster)]
+    entries = collect(results, rubric, roster)
+    students = [record(entry, rubric) for entry in entries]
     graded = [one for one in students if one.total is not None]
     todos, items = shares(graded, rubric)
     return ClassReport(
@@ -327,4 +347,5 @@ def build(results: Path, rubric: Rubric, roster: list[str] | None = None) -> Cla
         health=health(students),
         late_policy=late_policy(rubric.late) if rubric.late else "",
         credit=dict(rubric.credit.fractions) or None,
+        noted=noted(entries),
     )

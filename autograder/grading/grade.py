@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from autograder import __version__, sandbox
+from autograder import __version__, integrity, sandbox
 from autograder.grading.plugin import GradingPlugin, Outcome
 from autograder.grading.results import Credited, Failure, GradingResult, ItemResult
 from autograder.grading.submission import (
@@ -143,6 +143,7 @@ def grade(submission: Path | Submission, rubric: Rubric, require_isolation: bool
     with grading_folder() as folder:
         copy = folder / "submission"
         copied = copy_submission(submission, copy)
+        notes = integrity.analyse_folder(copy / "exercises")  # what was copied, before any of it runs
         # the worker starts first: it imports torch and warms up while this process does the same
         limits = limits_from(rubric)
         with Worker(copy, folder, limits, bool(require_isolation)) as worker:
@@ -169,7 +170,14 @@ def grade(submission: Path | Submission, rubric: Rubric, require_isolation: bool
     notice = opted_out(isolation) if require_isolation is False else ""
     seconds = round(time.monotonic() - started, 2)
     return GradingResult(
-        items, seconds, environment, copied.left_out, notice=notice, more_ignored=copied.more, listing_cut=copied.cut
+        items,
+        seconds,
+        environment,
+        copied.left_out,
+        notice=notice,
+        more_ignored=copied.more,
+        listing_cut=copied.cut,
+        integrity=notes,
     )
 
 

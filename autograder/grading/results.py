@@ -4,6 +4,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 
 from autograder.grading.submission import LeftOut
+from autograder.integrity import Notes
 
 
 class Failure(StrEnum):
@@ -58,6 +59,8 @@ class GradingResult:
     notice: str = ""  # what the reports say first (an explicit opt-out of isolation)
     more_ignored: int = 0  # files not read beyond those in `ignored`
     listing_cut: bool = False  # the listing of a huge tree stopped early: there may be more
+    # the integrity notes, for the instructor only: never in results.json nor summary.md (integrity.json)
+    integrity: Notes | None = None
 
     @property
     def score(self) -> float:

@@ -31,6 +31,7 @@ from autograder import __version__, checks
 from autograder.grading import writers
 from autograder.grading.grade import PRELOAD, failed_grading
 from autograder.grading.submission import Module, Submission, SubmissionError, modules
+from autograder.integrity import FILE as INTEGRITY_FILE
 from autograder.rubric import Rubric, load
 
 KEY_FILE = "grading-key.txt"
@@ -158,6 +159,7 @@ def _context(grade: GradeOne) -> multiprocessing.context.BaseContext:
 def _start(grade: GradeOne, submission: Path, out: Path, only: list[str] | None) -> _Running:
     out.mkdir(parents=True, exist_ok=True)
     (out / KEY_FILE).unlink(missing_ok=True)  # until this grading finishes, nothing here is current
+    (out / INTEGRITY_FILE).unlink(missing_ok=True)  # nor the notes of an earlier grading
     arguments = (grade, str(submission), str(out), only)
     process = _context(grade).Process(target=grading_process, args=arguments, name=submission.name)
     process.start()
