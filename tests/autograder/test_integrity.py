@@ -6,7 +6,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from support import EXERCISES, ROOT, SOLUTIONS, build_submission
+from support import EXERCISES, ROOT, SOLUTIONS, appended_to, build_submission
 
 from autograder import commands, integrity, rubric
 from autograder.grading import writers
@@ -241,3 +241,14 @@ def test_the_gradescope_document_and_the_markdown_leave_the_notes_out():
 
 def test_the_reference_grading_has_no_note(reference_result):
     assert reference_result.integrity == Notes()
+
+
+@pytest.mark.gradings
+def test_a_real_grading_by_grade_all_notes_the_line_it_read(tmp_path):
+    reach = "import ctypes  # noted, and harmless"
+    submission = build_submission(tmp_path / "submission", edits={"padding": appended_to("padding", reach)})
+    assert commands.grade_one(submission, tmp_path / "out", ["gather_final"], require_isolation=False) == 0
+    (note,) = integrity.read(tmp_path / "out" / integrity.FILE).notes
+    assert (note.module, note.kind, note.text) == ("padding.py", Kind.PROCESS, reach)
+    assert json.loads((tmp_path / "out" / "results.json").read_text())["score"] > 0
+    assert "ctypes" not in (tmp_path / "out" / "results.json").read_text()
