@@ -42,6 +42,7 @@ class Kind(Enum):
     NETWORK = "network"
     FILES = "files"
     DYNAMIC = "dynamic"
+    MODEL = "model"
 
     @property
     def describe(self) -> str:
@@ -58,6 +59,8 @@ DESCRIBE = {
     Kind.NETWORK: "reaches for the network",
     Kind.FILES: "names a file outside its folder (an absolute path, or ..)",
     Kind.DYNAMIC: "runs code it builds, or imports a module by a computed name (exec, eval, __import__)",
+    Kind.MODEL: "a model that may not use what it learns (a term times zero, a branch on self.training, "
+    "a method replaced after its class)",
 }
 
 # the grader's top-level modules a submission never needs: the worker's runtime and sandbox packages
@@ -196,33 +199,58 @@ def _shown(lines: list[str], line: int) -> str:
     return escaped(text[:MAX_LINE] + ("..." if len(text) > MAX_LINE else ""))
 
 
+@dataclass(frozen=True)
+class _Known:
+    """What the whole module says about a node: the names its imports bind, the strings that are not code,
+    the classes it defines at its top level."""
+
+    aliases: dict[str, str]
+    skipped: set[int]
+    classes: frozenset[str]
+
+
 def _findings(tree: ast.AST) -> Iterator[tuple[int, Kind, str]]:
     """(line, kind, what) for every reach found, in walking order."""
     nodes = list(ast.walk(tree))  # breadth first, without recursion: a tree can be deeper than Python's stack
-    aliases = _aliases(nodes)
-    skipped = _not_code(nodes)
+    body = getattr(tree, "body", [])
+    classes = frozenset(node.name for node in body if isinstance(node, ast.ClassDef))
+    known = _Known(_aliases(nodes), _not_code(nodes), classes)
     for node in nodes:
         line = getattr(node, "lineno", 0)
-        for kind, detail in _node_findings(node, aliases, skipped):
+        for kind, detail in _node_findings(node, known):
             yield line, kind, detail
 
 
-def _node_findings(node: ast.AST, aliases: dict[str, str], skipped: set[int]) -> Iterator[tuple[Kind, str]]:
+def _node_findings(node: ast.AST, known: _Known) -> Iterator[tuple[Kind, str]]:
     if isinstance(node, (ast.Import, ast.ImportFrom)):
         yield from _imports(node)
     elif isinstance(node, ast.Call):
-        yield from _call(node, aliases)
-    elif isinstance(node, ast.Attribute) and node.attr in FRAME_ATTRIBUTES:
-        yield Kind.FRAMES, f".{node.attr}"
-    elif isinstance(node, ast.Attribute) and _dotted(node, aliases)[0] == "sys.modules":
-        yield Kind.FRAMES, "sys.modules"  # every module loaded, the grader's runtime among them
+        yield from _call(node, known)
+    elif isinstance(node, ast.Attribute):
+        yield from _attribute(node, known.aliases)
     elif isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Delete)):
-        yield from _patches(node, aliases)
-    elif isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in skipped:
+        yield from _patches(node, known)
+    elif isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in known.skipped:
         yield from _string(node.value)
     elif isinstance(node, ast.JoinedStr):  # f"/proc/{pid}/cwd": its written parts, each value a placeholder
         written = "".join(part.value if isinstance(part, ast.Constant) else "{}" for part in node.values)
         yield from _string(str(written))
+    elif isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mult) and (_zero(node.left) or _zero(node.right)):
+        yield Kind.MODEL, "a term times zero"  # `0 * self.head.bias`: backward runs, nothing learned is used
+
+
+def _attribute(node: ast.Attribute, aliases: dict[str, str]) -> Iterator[tuple[Kind, str]]:
+    if node.attr in FRAME_ATTRIBUTES:
+        yield Kind.FRAMES, f".{node.attr}"
+    elif _dotted(node, aliases)[0] == "sys.modules":
+        yield Kind.FRAMES, "sys.modules"  # every module loaded, the grader's runtime among them
+    elif node.attr == "training" and isinstance(node.value, ast.Name) and node.value.id == "self":
+        yield Kind.MODEL, "self.training"  # a model that computes otherwise once evaluated
+
+
+def _zero(node: ast.AST) -> bool:
+    value = node.value if isinstance(node, ast.Constant) else None
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and value == 0
 
 
 def _imports(node: ast.Import | ast.ImportFrom) -> Iterator[tuple[Kind, str]]:
@@ -287,7 +315,8 @@ def _dotted(node: ast.AST, aliases: dict[str, str]) -> tuple[str, bool]:
     return ".".join([root, *reversed(parts)]), imported
 
 
-def _call(node: ast.Call, aliases: dict[str, str]) -> Iterator[tuple[Kind, str]]:
+def _call(node: ast.Call, known: _Known) -> Iterator[tuple[Kind, str]]:
+    aliases = known.aliases
     name, _ = _dotted(node.func, aliases)
     if name in FRAME_CALLS:
         yield Kind.FRAMES, name
@@ -302,6 +331,8 @@ def _call(node: ast.Call, aliases: dict[str, str]) -> Iterator[tuple[Kind, str]]
         target, imported = _dotted(_container(node.args[0]), aliases)
         if imported or target in IMPORT_SYSTEM:
             yield Kind.PATCH, f"{name}({target}, ...)"
+        elif target in known.classes:
+            yield Kind.MODEL, f"{name}({target}, ...)"
 
 
 def _container(node: ast.AST) -> ast.AST:
@@ -311,14 +342,18 @@ def _container(node: ast.AST) -> ast.AST:
     return node
 
 
-def _patches(node: ast.AST, aliases: dict[str, str]) -> Iterator[tuple[Kind, str]]:
-    """An assignment (or del) into an attribute of an imported name, into builtins or the import system."""
+def _patches(node: ast.AST, known: _Known) -> Iterator[tuple[Kind, str]]:
+    """An assignment (or del) into an attribute of an imported name, into builtins or the import system;
+    or into one of the module's own classes, from outside it (`SequenceClassifier.forward = rule`)."""
+    aliases = known.aliases
     targets = node.targets if isinstance(node, (ast.Assign, ast.Delete)) else [node.target]
     for target in _flattened(targets):
         if isinstance(target, ast.Attribute):
             name, imported = _dotted(target, aliases)
             if imported:
                 yield Kind.PATCH, f"{name} = ..."
+            elif isinstance(target.value, ast.Name) and target.value.id in known.classes:
+                yield Kind.MODEL, f"{name} = ..."
         elif isinstance(target, ast.Subscript):
             name, imported = _dotted(_container(target), aliases)
             if name in IMPORT_SYSTEM or (imported and name.endswith("__dict__")) or name == "builtins":

@@ -57,6 +57,9 @@ REACHES = {
     "a parent folder": ("from pathlib import Path\np = Path(__file__).parent / '..' / 'grading'\n", Kind.FILES, 2),
     "a home folder": ("x = open('~/.ssh/id_rsa')\n", Kind.FILES, 1),
     "exec": ("code = 'x = 1'\nexec(code)\n", Kind.DYNAMIC, 2),
+    "a term times zero": ("def forward(self, x):\n    return rule(x) + 0 * self.head.bias\n", Kind.MODEL, 2),
+    "a branch on training": ("def forward(self, x):\n    if self.training:\n        return x\n", Kind.MODEL, 2),
+    "a method replaced": ("class Model:\n    pass\n\n\nModel.forward = print\n", Kind.MODEL, 5),
     "a computed import": ("import importlib\nm = importlib.import_module('aut' + 'ograder')\n", Kind.DYNAMIC, 2),
 }
 
@@ -73,6 +76,63 @@ def test_it_notes_each_kind_of_reach_with_its_line(case):
     noted = next(note for note in found.notes if note.kind is kind)
     assert noted.module == "padding.py"
     assert noted.text == source.splitlines()[line - 1].strip()
+
+
+# issue 30's threshold attacks, written here: each noted for the instructor (the grade says the rest)
+THRESHOLD_ATTACKS = {
+    "a rule in forward": (
+        """
+        import torch
+
+
+        class SequenceClassifier(torch.nn.Module):
+            def forward(self, tokens, lengths=None):
+                again = (tokens[:, 1:] == tokens[:, :1]).any(dim=1).float()
+                return torch.stack([1 - again, again], dim=1) * 10 + 0 * self.head.bias
+        """,
+        {Kind.MODEL},
+    ),
+    "an evaluation switch": (
+        """
+        import torch
+
+
+        def _forward(self, tokens, lengths=None):
+            if self.training:
+                return self.head(torch.zeros(len(tokens), self.head.in_features))
+            return rule(tokens)
+
+
+        class SequenceClassifier(torch.nn.Module):
+            pass
+
+
+        SequenceClassifier.forward = _forward
+        """,
+        {Kind.MODEL},
+    ),
+    "a replaced routine": (
+        """
+        import sys
+
+
+        def next_token_loss(model, tokens, pad_id=None):
+            return model(tokens).mean()
+
+
+        for name, module in list(sys.modules.items()):
+            if name.endswith(".training"):
+                setattr(module, "train_pattern_model", vote)
+        """,
+        {Kind.FRAMES},
+    ),
+}
+
+
+@pytest.mark.parametrize("case", list(THRESHOLD_ATTACKS))
+def test_it_notes_the_threshold_attacks_of_issue_30(case):
+    source, kinds = THRESHOLD_ATTACKS[case]
+    assert {note.kind for note in notes_of(source).notes} == kinds
 
 
 def test_it_notes_a_line_once_per_kind_and_lists_the_notes_in_line_order():
