@@ -141,12 +141,17 @@ class Notes:
 
 def analyse_folder(folder: Path) -> Notes:
     """The notes of every `*.py` regular file directly in `folder` (the grading's copy of the package)."""
-    sources = {}
+    return analyse(sources(folder))
+
+
+def sources(folder: Path) -> dict[str, bytes]:
+    """Each `*.py` regular file directly in `folder`, read up to the bound (what `analyse` reads)."""
+    found = {}
     for path in sorted(folder.glob("*.py")):
         if path.is_file() and not path.is_symlink():
             with path.open("rb") as handle:
-                sources[path.name] = handle.read(MAX_BYTES + 1)
-    return analyse(sources)
+                found[path.name] = handle.read(MAX_BYTES + 1)
+    return found
 
 
 def analyse(sources: dict[str, bytes]) -> Notes:

@@ -143,10 +143,11 @@ def grade(submission: Path | Submission, rubric: Rubric, require_isolation: bool
     with grading_folder() as folder:
         copy = folder / "submission"
         copied = copy_submission(submission, copy)
-        notes = integrity.analyse_folder(copy / "exercises")  # what was copied, before any of it runs
+        sources = integrity.sources(copy / "exercises")  # what was copied, read before any of it runs
         # the worker starts first: it imports torch and warms up while this process does the same
         limits = limits_from(rubric)
         with Worker(copy, folder, limits, bool(require_isolation)) as worker:
+            notes = integrity.analyse(sources)  # while the worker starts
             with one_torch_thread():
                 from autograder.student import Remote  # imports torch, as the worker does meanwhile
 

@@ -223,6 +223,15 @@ def test_a_module_python_cannot_parse_has_no_note_and_costs_nothing(case):
     assert found.not_analysed == {}
 
 
+def test_a_defect_of_the_analysis_names_the_module_and_costs_nothing(monkeypatch):
+    def broken(module, data):
+        raise RecursionError("a defect")
+
+    monkeypatch.setattr(integrity, "_module_notes", broken)
+    found = integrity.analyse({"padding.py": b"import ctypes\n"})
+    assert found.notes == [] and found.not_analysed == {"padding.py": "the analysis failed (RecursionError)"}
+
+
 def test_it_reads_a_module_in_its_declared_coding():
     found = integrity.analyse({"padding.py": b"# -*- coding: latin-1 -*-\nimport ctypes  # \xe9t\xe9\n"})
     assert [note.text for note in found.notes] == ["import ctypes  # \u00e9t\u00e9"]
