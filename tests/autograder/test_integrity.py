@@ -4,6 +4,7 @@ hostile sources bounded, and the notes kept for the instructor alone (integrity.
 import json
 import textwrap
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 from support import EXERCISES, ROOT, SOLUTIONS, appended_to, build_submission
@@ -13,6 +14,7 @@ from autograder.grading import writers
 from autograder.grading.grade import copy_submission
 from autograder.grading.results import GradingResult, ItemResult
 from autograder.integrity import Kind, Note, Notes
+from autograder.roster import grade_all
 from autograder.sandbox import layers, worker
 
 ATTACKS = ROOT / "tests" / "attacks" / "submissions"
@@ -295,6 +297,22 @@ def test_grade_all_keeps_the_notes_in_integrity_json_and_nowhere_a_student_sees(
     for shown in ("results.json", "summary.md"):
         assert "the-note-itself" not in (out / shown).read_text() and "os.kill" not in (out / shown).read_text()
     assert sorted(path.name for path in out.iterdir()) == ["integrity.json", "results.json", "summary.md"]
+
+
+def test_grade_all_removes_the_notes_of_an_earlier_grading_when_it_starts_another(monkeypatch, tmp_path):
+    class Idle:  # the grading process, not started: what is left in the folder is what grade-all removed
+        def __init__(self, **arguments: object) -> None:
+            pass
+
+        def start(self) -> None:
+            pass
+
+    out = tmp_path / "out"
+    out.mkdir()
+    integrity.write(Notes([NOTE]), out / integrity.FILE)
+    monkeypatch.setattr(grade_all, "_context", lambda grade: SimpleNamespace(Process=Idle))
+    grade_all._start(commands.grade_one, tmp_path / "submission", out, None)
+    assert not (out / integrity.FILE).exists()
 
 
 def test_a_students_own_grading_writes_no_notes(fake_grading, tmp_path):
