@@ -102,7 +102,7 @@ def grade_one(
     required unless `require_isolation` is False, by the rubric grade-all read (`by`; the grader's own when
     None): grade-all passes both in a functools.partial. Its gradings keep the integrity notes (integrity.json)."""
     try:
-        selected = (by or rubric.load()).select(only)
+        selected = (rubric.load() if by is None else by).select(only)
     except ValueError as error:
         return fail(error)
     return grade_by(submission, out, selected, None, require_isolation, notes=True)
