@@ -25,7 +25,7 @@ from autograder.text import escaped
 
 FILE = "integrity.json"  # beside results.json in a grading's folder (grade-all's)
 # every bound of the analysis, in one place
-MAX_BYTES = 1 << 19  # source analysed per submission, in all: 512 KiB (the week's modules are a few KiB each)
+MAX_BYTES = 1 << 18  # source analysed per submission, in all: 256 KiB (the reference's modules: 26 KiB)
 MAX_NOTES = 200  # notes kept per submission; `more` counts the rest
 MAX_LINE = 200  # characters shown of a line
 MAX_FILE_BYTES = 4 << 20  # integrity.json read back by the class report (what is written is far less)
