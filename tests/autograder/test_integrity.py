@@ -214,7 +214,7 @@ UNPARSABLE = {
     "an unknown coding": b"# -*- coding: nonsense -*-\nimport ctypes\n",
     "parentheses past the parser's limit": b"x = " + b"(" * 100_000 + b"1" + b")" * 100_000 + b"\n",
     "unary operators past the parser's stack": b"x = " + b"-" * 200_000 + b"1\n",
-    "an attribute chain past Python's stack": b"import torch\nx = torch" + b".a" * 200_000 + b"\n",
+    "an attribute chain past Python's stack": b"import torch\nx = torch" + b".a" * 100_000 + b"\n",
 }
 
 
