@@ -270,7 +270,9 @@ def stubs_command(check: bool) -> int:
             print(f"exercises/{problem}", file=sys.stderr)
         if problems:
             print("exercises/ is out of date: run `autograde stubs`", file=sys.stderr)
-        return EXIT_BELOW if problems else EXIT_OK
+            return EXIT_BELOW
+        print("exercises/ is up to date: the stubs are what solutions/ generates")
+        return EXIT_OK
     changed = stubs.write_exercises()
     print(f"exercises/: {len(changed)} file(s) written" + (f" ({', '.join(changed)})" if changed else ""))
     return EXIT_OK

@@ -153,7 +153,7 @@ def test_its_command_writes_both_files_and_exits_0_even_when_some_gradings_faile
 
 def test_its_command_exits_2_without_a_results_folder(tmp_path, capsys):
     assert cli.main(["gradebook", str(tmp_path / "nowhere")]) == 2
-    assert "is not a folder of gradings" in capsys.readouterr().err
+    assert f"RESULTS does not exist: {tmp_path / 'nowhere'}" in capsys.readouterr().err
 
 
 # Late work: gradings written as the roster's shards leave them, the commit times around one deadline.

@@ -66,4 +66,4 @@ def test_its_command_merges_and_exits_2_with_the_reason_on_a_missing_source(runs
     assert cli.main(["merge", *map(str, runs), "--out", str(tmp_path / "merged")]) == 0
     assert "4 students, the newest grading of each (4 older ones left out)" in capsys.readouterr().out
     assert cli.main(["merge", str(tmp_path / "nowhere"), "--out", str(tmp_path / "other")]) == 2
-    assert "nowhere is not a folder of gradings" in capsys.readouterr().err
+    assert f"RESULTS does not exist: {tmp_path / 'nowhere'}" in capsys.readouterr().err
