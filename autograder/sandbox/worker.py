@@ -23,6 +23,7 @@ from typing import Any
 
 from autograder.locations import RUNTIME
 from autograder.rubric import Limits
+from autograder.runtime.bounds import Bounds
 from autograder.runtime.frames import HEADER, write_frame
 from autograder.sandbox import layers, namespaces, paths, probe, uid
 from autograder.sandbox.record import Failure
@@ -50,7 +51,8 @@ class WorkerLimits:
     memory_bytes: int = Limits().memory_bytes
     max_processes: int = 256  # the worker's own processes and threads (see process_ceiling)
     output_bytes: int = Limits().output_bytes  # kept per call; the rest is counted and dropped
-    response_bytes: int = 64 << 20
+    text: Bounds = Limits().text  # an answer's texts, cut as it is read
+    response_bytes: int = 4 << 20  # an answer's frame: the reference's largest is about 30 KB
     start_timeout: float = 60.0
     preload: tuple[str, ...] = ()  # modules the worker imports while it warms up, before the first call
 
@@ -104,6 +106,7 @@ class Worker:
         self.output = b""
         self.output_dropped = 0
         self.starts = 0
+        self.answer_by = 0.0  # time.monotonic() by which the current call, its answer read, is due
         self._ready = False
         self._start()  # start now: the worker imports torch while the grader sets up pytest
 
@@ -156,7 +159,7 @@ class Worker:
         if self._ready:
             return
         timeout = self.limits.start_timeout
-        ready = _codec().loads(self._wait_for_reply(time.monotonic() + timeout, timeout))
+        ready = _codec().loads(self._wait_for_reply(time.monotonic() + timeout, timeout), self.limits.text)
         if not isinstance(ready, dict) or ready.get("ready") is not True:
             self.close()
             raise WorkerDied("crash", "the worker did not start properly")
@@ -197,7 +200,8 @@ class Worker:
 
     # -- calls -----------------------------------------------------------------
     def request(self, message: dict[str, Any], timeout: float) -> dict[str, Any]:
-        """Send one request; wait at most `timeout` seconds (plus start-up) for the answer."""
+        """Send one request; wait at most `timeout` seconds (plus start-up) for the answer, then read it
+        within its bounds (the reading may run past `answer_by`: the caller decides what that costs)."""
         if self.process is not None and self.process.poll() is not None:
             self.close()  # it ended after its last answer: this call is not to blame, so it gets a fresh worker
         if self.process is None:
@@ -205,14 +209,14 @@ class Worker:
         if not self._ready:
             self.await_ready()
         self.output, self.output_dropped = b"", 0
-        deadline = time.monotonic() + timeout
+        deadline = self.answer_by = time.monotonic() + timeout
         try:
             write_frame(self._request_w, _codec().dumps(message))
         except BrokenPipeError:
             raise self._death("before the call started") from None
         payload = self._wait_for_reply(deadline, timeout)
         self._drain_output()
-        return _codec().loads(payload)
+        return _codec().loads(payload, self.limits.text)
 
     def _wait_for_reply(self, deadline: float, timeout: float) -> bytes:
         header = self._read(HEADER.size, deadline, timeout)
@@ -224,7 +228,7 @@ class Worker:
         return self._read(size, deadline, timeout)
 
     def _read(self, size: int, deadline: float, timeout: float) -> bytes:
-        data = b""
+        data = bytearray()  # grown in place: bytes would be copied whole at every chunk
         while len(data) < size:
             remaining = deadline - time.monotonic()
             if remaining <= 0:
@@ -238,7 +242,7 @@ class Worker:
                 if not chunk:
                     raise self._death("during the call")
                 data += chunk
-        return data
+        return bytes(data)
 
     def _drain_output(self) -> None:
         while True:
