@@ -64,7 +64,7 @@ class Limits:
     grading_timeout: float = 600.0  # seconds for a whole grading, start-up included
     memory_mb: int = 4096  # address-space ceiling of the worker
     output_kb: int = 16  # the student's output kept per call
-    text_chars: int = 4000  # characters kept of each text an answer brings back (a string, a type name, a message)
+    text_chars: int = 2500  # characters kept of each text an answer brings back (a string, a type name, a message)
     text_lines: int = 100  # lines kept of each such text
     answer_chars: int = 64_000  # characters kept of all the texts of one answer together
 

@@ -17,11 +17,12 @@ LINES_NOTE = "\n... cut: {} more lines"
 
 @dataclass(frozen=True)
 class Bounds:
-    """The most text the grader takes from one answer."""
+    """The most text the grader takes from one answer (rubric.Limits sets them: text_chars, text_lines,
+    answer_chars)."""
 
-    chars: int = 4000  # characters of one text
-    lines: int = 100  # lines of one text
-    total: int = 64_000  # characters of all the texts of one answer
+    chars: int  # characters of one text
+    lines: int  # lines of one text
+    total: int  # characters of all the texts of one answer
 
 
 class Budget:
