@@ -34,6 +34,9 @@ class Budget:
 
     def text(self, text: str) -> str:
         """`text` cut to its share (this text's bounds, what is left of the answer's total), with a note."""
+        if len(text) < min(FLOOR, self.bounds.lines):  # within every bound: most texts, read at once
+            self.left -= len(text)
+            return text
         room = max(min(self.bounds.chars, self.left), FLOOR)
         kept = cut(text, room, self.bounds.lines)
         self.left -= min(len(text), room)

@@ -52,7 +52,9 @@ class WorkerLimits:
     max_processes: int = 256  # the worker's own processes and threads (see process_ceiling)
     output_bytes: int = Limits().output_bytes  # kept per call; the rest is counted and dropped
     text: Bounds = Limits().text  # an answer's texts, cut as it is read
-    response_bytes: int = 4 << 20  # an answer's frame: the reference's largest is about 30 KB
+    # an answer's frame: the reference's largest is about 30 KB; reading a frame full of small objects
+    # (torch.load's weights-only unpickler is Python, some µs an object) must stay a bounded step
+    response_bytes: int = 1 << 20
     start_timeout: float = 60.0
     preload: tuple[str, ...] = ()  # modules the worker imports while it warms up, before the first call
 

@@ -109,6 +109,7 @@ GROUPS = {
 
 NOT_DONE = r"is not done yet"
 TIMEOUT = r"did not finish \(timeout\)"
+TOO_LARGE = r"did not finish \(crash\): the answer was \d+ bytes, more than the \d+ allowed"
 ATTACKS = [
     # the grader's own configuration: none of these files is read, so the stubs still earn 0
     Attack(
@@ -225,15 +226,9 @@ ATTACKS = [
     Attack("return_list", "values_and_cheats", ("exercises/baseline.py",), {"bag_of_counts": ZERO}, r"returned a list"),
     Attack("import_solutions", "values_and_cheats", ("exercises/initialisation.py",), {"set_forget_bias": ZERO}),
     Attack("search_expected", "values_and_cheats", ("exercises/language_model.py",), {"sample": ZERO}),
-    # answers far larger than asked for: cut before the grader reads them, or refused unread past an answer's frame
-    Attack("huge_string_answer", "answers", ("exercises/baseline.py",), {"bag_of_counts": ZERO}, r"returned a str"),
-    Attack(
-        "huge_answer",
-        "answers",
-        ("exercises/language_model.py",),
-        {"sample": ZERO},
-        r"did not finish \(crash\): the answer was \d+ bytes, more than the \d+ allowed",
-    ),
+    # answers far larger than asked for: refused unread past an answer's frame, or their texts cut as they are read
+    Attack("huge_string_answer", "answers", ("exercises/baseline.py",), {"bag_of_counts": ZERO}, TOO_LARGE),
+    Attack("huge_answer", "answers", ("exercises/language_model.py",), {"sample": ZERO}, TOO_LARGE),
     Attack(
         "huge_type_name",
         "answers",

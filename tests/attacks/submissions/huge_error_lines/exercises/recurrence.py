@@ -1,4 +1,4 @@
-# Attack "huge_error_lines" (tests/attacks): rnn_forward raises an exception of two million lines, sent
+# Attack "huge_error_lines" (tests/attacks): rnn_forward raises an exception of 400,000 lines, sent
 # whole by the worker's own runtime (which the student's code can change like any module of its process).
 # Appended to the base module: these definitions replace its own of the same names.
 
@@ -30,9 +30,9 @@ def rnn_forward(
     bias_hh: torch.Tensor,
     h0: torch.Tensor | None = None,
 ) -> tuple[torch.Tensor, torch.Tensor]:
-    """Run a one-layer tanh RNN over a batch: here, an exception message of two million lines."""
-    _escape("an exception of two million lines")
+    """Run a one-layer tanh RNN over a batch: here, an exception message of 400,000 lines."""
+    _escape("an exception of 400,000 lines")
     harness = sys.modules.get("autograde_runtime.harness")
     if harness is not None:
         harness.MAX_MESSAGE = 10**9  # the worker's runtime would cut it: not any more
-    raise ValueError("rnn_forward gave up:\n" + "e\n" * 2_000_000)
+    raise ValueError("rnn_forward gave up:\n" + "e\n" * 400_000)

@@ -1,4 +1,5 @@
-# Attack "huge_string_answer" (tests/attacks): bag_of_counts answers a 4 MB string of two million lines.
+# Attack "huge_string_answer" (tests/attacks): bag_of_counts answers a 4 MB string of two million lines
+# (52 s of the grader's scrubbing for this one item, before answers were bounded).
 # Appended to the base module: these definitions replace its own of the same names.
 
 import numpy as np

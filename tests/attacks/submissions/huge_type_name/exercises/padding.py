@@ -1,4 +1,4 @@
-# Attack "huge_type_name" (tests/attacks): gather_final answers an object whose type has a 3.5 MB name.
+# Attack "huge_type_name" (tests/attacks): gather_final answers an object whose type has a 800 KB name.
 # Appended to the base module: these definitions replace its own of the same names.
 
 import torch
@@ -21,5 +21,5 @@ def _escape(what: str) -> None:
 
 def gather_final(output: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
     """Each row's state at its own last real step: here, an object the grader can only name, by a huge name."""
-    _escape("a type with a 3.5 MB name")
-    return type("Huge" * 875_000, (), {})()
+    _escape("a type with a 800 KB name")
+    return type("Huge" * 200_000, (), {})()
