@@ -5,7 +5,8 @@ notebooks, where the student's code already runs in the kernel). Both take the
 same arguments, turn modules, optimizers and generators into descriptions, and
 return a `Call`: the value, what happened to module arguments, gradients, the
 recurrent layers used and the output printed. Failures raise a `StudentError`
-whose message is the feedback.
+whose message is the feedback. A remote call's time covers the grader's reading of its
+answer too: one read past the call's timeout or the grading's deadline ends as a timeout.
 """
 
 import importlib
@@ -283,7 +284,7 @@ class Remote(Runner):
         decoding and scrubbing): past either, the call ends as a timeout, whatever it answered."""
         now = time.monotonic()
         if self.deadline is not None and now > self.deadline:
-            detail = "the time for the whole grading ran out while the grader read its answer"
+            detail = "the time for the whole grading ran out before its answer was read"
         elif now > self.worker.answer_by:
             detail = f"the grader's reading of its answer ran past the call's {self.call_seconds:g} s"
         else:

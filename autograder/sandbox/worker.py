@@ -4,7 +4,9 @@ The worker is `python -I -S` with a clean environment, the submission copy and t
 runtime package on its path and nothing else of the instructor's, started by the
 supervisor inside the layers `probe.available()` found (see `layers`). Each call has
 a wall-clock timeout; on expiry the supervisor kills the worker and everything it
-started. The student's output is read while waiting and kept up to a cap.
+started. The student's output is read while waiting and kept up to a cap; an answer is at most
+`response_bytes` (a larger one is refused unread), and its texts are cut as it is read
+(runtime/bounds.py), before the grader does anything else with it.
 """
 
 import contextlib

@@ -281,7 +281,7 @@ def test_it_checks_the_gradings_deadline_after_each_call(worker):
     assert Remote(worker).run("probe.shout", 1).value == 1  # started and warm
     remote = Remote(worker, deadline=time.monotonic() + 5.0)
     remote.scrubber = Slow(lambda: max(worker.answer_by, remote.deadline))
-    with pytest.raises(Died, match=r"the time for the whole grading ran out while the grader read its answer"):
+    with pytest.raises(Died, match=r"the time for the whole grading ran out before its answer was read"):
         remote.run("probe.shout", 1, timeout=30.0)
     with pytest.raises(Died, match=r"The time for the whole grading ran out before this item could run"):
         remote.run("probe.shout", 1)
