@@ -21,6 +21,7 @@ from typing import Any
 
 from autograder.checks.catalogue import CATALOGUE
 from autograder.locations import RUBRIC, SUITES
+from autograder.runtime.bounds import Bounds
 
 SECTIONS = ("points", "thresholds", "limits", "late", "credit")  # the tables a rubric file may hold
 SETTINGS = ("total",)  # the keys at the top of a rubric file, before any table
@@ -65,6 +66,9 @@ class Limits:
     grading_timeout: float = 600.0  # seconds for a whole grading, start-up included
     memory_mb: int = 4096  # address-space ceiling of the worker
     output_kb: int = 16  # the student's output kept per call
+    text_chars: int = 2500  # characters kept of each text an answer brings back (a string, a type name, a message)
+    text_lines: int = 100  # lines kept of each such text
+    answer_chars: int = 64_000  # characters kept of all the texts of one answer together
 
     @property
     def memory_bytes(self) -> int:
@@ -73,6 +77,11 @@ class Limits:
     @property
     def output_bytes(self) -> int:
         return self.output_kb << 10
+
+    @property
+    def text(self) -> Bounds:
+        """What the grader takes in of an answer's texts: the rest is cut, with a note, as it is read."""
+        return Bounds(self.text_chars, self.text_lines, self.answer_chars)
 
 
 @dataclass(frozen=True)

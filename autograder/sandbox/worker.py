@@ -4,7 +4,9 @@ The worker is `python -I -S` with a clean environment, the submission copy and t
 runtime package on its path and nothing else of the instructor's, started by the
 supervisor inside the layers `probe.available()` found (see `layers`). Each call has
 a wall-clock timeout; on expiry the supervisor kills the worker and everything it
-started. The student's output is read while waiting and kept up to a cap.
+started. The student's output is read while waiting and kept up to a cap; an answer is at most
+`response_bytes` (a larger one is refused unread), and its texts are cut as it is read
+(runtime/bounds.py), before the grader does anything else with it.
 """
 
 import contextlib
@@ -23,6 +25,7 @@ from typing import Any
 
 from autograder.locations import RUNTIME
 from autograder.rubric import Limits
+from autograder.runtime.bounds import Bounds
 from autograder.runtime.frames import HEADER, write_frame
 from autograder.sandbox import layers, namespaces, paths, probe, uid
 from autograder.sandbox.record import Failure
@@ -50,7 +53,10 @@ class WorkerLimits:
     memory_bytes: int = Limits().memory_bytes
     max_processes: int = 256  # the worker's own processes and threads (see process_ceiling)
     output_bytes: int = Limits().output_bytes  # kept per call; the rest is counted and dropped
-    response_bytes: int = 64 << 20
+    text: Bounds = Limits().text  # an answer's texts, cut as it is read
+    # an answer's frame: the reference's largest is about 30 KB; reading a frame full of small objects
+    # (torch.load's weights-only unpickler is Python, some µs an object) must stay a bounded step
+    response_bytes: int = 1 << 20
     start_timeout: float = 60.0
     preload: tuple[str, ...] = ()  # modules the worker imports while it warms up, before the first call
 
@@ -104,6 +110,7 @@ class Worker:
         self.output = b""
         self.output_dropped = 0
         self.starts = 0
+        self.answer_by = 0.0  # time.monotonic() by which the current call, its answer read, is due
         self._ready = False
         self._start()  # start now: the worker imports torch while the grader sets up pytest
 
@@ -156,7 +163,7 @@ class Worker:
         if self._ready:
             return
         timeout = self.limits.start_timeout
-        ready = _codec().loads(self._wait_for_reply(time.monotonic() + timeout, timeout))
+        ready = _codec().loads(self._wait_for_reply(time.monotonic() + timeout, timeout), self.limits.text)
         if not isinstance(ready, dict) or ready.get("ready") is not True:
             self.close()
             raise WorkerDied("crash", "the worker did not start properly")
@@ -197,7 +204,8 @@ class Worker:
 
     # -- calls -----------------------------------------------------------------
     def request(self, message: dict[str, Any], timeout: float) -> dict[str, Any]:
-        """Send one request; wait at most `timeout` seconds (plus start-up) for the answer."""
+        """Send one request; wait at most `timeout` seconds (plus start-up) for the answer, then read it
+        within its bounds (the reading may run past `answer_by`: the caller decides what that costs)."""
         if self.process is not None and self.process.poll() is not None:
             self.close()  # it ended after its last answer: this call is not to blame, so it gets a fresh worker
         if self.process is None:
@@ -205,14 +213,14 @@ class Worker:
         if not self._ready:
             self.await_ready()
         self.output, self.output_dropped = b"", 0
-        deadline = time.monotonic() + timeout
+        deadline = self.answer_by = time.monotonic() + timeout
         try:
             write_frame(self._request_w, _codec().dumps(message))
         except BrokenPipeError:
             raise self._death("before the call started") from None
         payload = self._wait_for_reply(deadline, timeout)
         self._drain_output()
-        return _codec().loads(payload)
+        return _codec().loads(payload, self.limits.text)
 
     def _wait_for_reply(self, deadline: float, timeout: float) -> bytes:
         header = self._read(HEADER.size, deadline, timeout)
@@ -224,7 +232,7 @@ class Worker:
         return self._read(size, deadline, timeout)
 
     def _read(self, size: int, deadline: float, timeout: float) -> bytes:
-        data = b""
+        data = bytearray()  # grown in place: bytes would be copied whole at every chunk
         while len(data) < size:
             remaining = deadline - time.monotonic()
             if remaining <= 0:
@@ -238,7 +246,7 @@ class Worker:
                 if not chunk:
                     raise self._death("during the call")
                 data += chunk
-        return data
+        return bytes(data)
 
     def _drain_output(self) -> None:
         while True:

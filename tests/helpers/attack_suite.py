@@ -101,6 +101,7 @@ GROUPS = {
         Group("values"),
         Group("values_and_state"),
         Group("values_and_cheats"),
+        Group("answers"),
         Group("output", cli=True),
         Group("kills", cli=True),
     ]
@@ -108,6 +109,7 @@ GROUPS = {
 
 NOT_DONE = r"is not done yet"
 TIMEOUT = r"did not finish \(timeout\)"
+TOO_LARGE = r"did not finish \(crash\): the answer was \d+ bytes, more than the \d+ allowed"
 ATTACKS = [
     # the grader's own configuration: none of these files is read, so the stubs still earn 0
     Attack(
@@ -224,6 +226,23 @@ ATTACKS = [
     Attack("return_list", "values_and_cheats", ("exercises/baseline.py",), {"bag_of_counts": ZERO}, r"returned a list"),
     Attack("import_solutions", "values_and_cheats", ("exercises/initialisation.py",), {"set_forget_bias": ZERO}),
     Attack("search_expected", "values_and_cheats", ("exercises/language_model.py",), {"sample": ZERO}),
+    # answers far larger than asked for: refused unread past an answer's frame, or their texts cut as they are read
+    Attack("huge_string_answer", "answers", ("exercises/baseline.py",), {"bag_of_counts": ZERO}, TOO_LARGE),
+    Attack("huge_answer", "answers", ("exercises/language_model.py",), {"sample": ZERO}, TOO_LARGE),
+    Attack(
+        "huge_type_name",
+        "answers",
+        ("exercises/padding.py",),
+        {"gather_final": ZERO, "masked_mean": FULL},
+        r"is a exercises\.padding\.(Huge)+\w* \.\.\. cut: \d+ more characters; expected",
+    ),
+    Attack(
+        "huge_error_lines",
+        "answers",
+        ("exercises/recurrence.py",),
+        {"rnn_forward": ZERO, "lstm_step": FULL},
+        r"raised ValueError: rnn_forward gave up:\n(e\n)+\.\.\. cut: \d+ more lines",
+    ),
     # output: bounded, and never read as escapes or workflow commands (graded by the command line)
     Attack("print_flood", "output", ("exercises/padding.py",), {"gather_final": ZERO, "masked_mean": FULL}),
     Attack("print_escapes", "output", ("exercises/recurrence.py",), {"lstm_step": ZERO}),
@@ -234,7 +253,7 @@ ATTACKS = [
     Attack("kill_parent", "kills", ("exercises/padding.py",), {"gather_final": ZERO, "masked_mean": FULL}),
     Attack("killpg", "kills", ("exercises/recurrence.py",), {"lstm_step": ZERO}),
 ]
-SLOWEST_FIRST = ("exits", "hangs", "output", "kills", "processes", "values")
+SLOWEST_FIRST = ("exits", "hangs", "answers", "output", "kills", "processes", "values")
 
 
 def members(group: Group) -> list[Attack]:

@@ -22,8 +22,10 @@ import tiers
 from attack_suite import processes_with
 from support import ROOT, SOLUTIONS
 
+from autograder.runtime.codec import Unsupported
 from autograder.sandbox import Isolation, Worker, WorkerLimits, layers, probe
-from autograder.student import Died, Remote
+from autograder.scrub import Fragments, Scrubber
+from autograder.student import Died, Raised, Remote
 
 PROBE = """
 import os, subprocess, sys, time
@@ -91,6 +93,16 @@ def beat(path, seconds):
         with open(path, "w") as handle:
             handle.write(str(time.monotonic()))
         time.sleep(0.05)
+
+def huge_text(lines):
+    return "a\\n" * lines
+
+def huge_name(length):
+    return type("T" * length, (), {})()
+
+def huge_error(lines):
+    sys.modules["autograde_runtime.harness"].MAX_MESSAGE = 10**9  # as a student's own harness would send it
+    raise ValueError("e\\n" * lines)
 
 def spawn_and_hang(started, token):
     code = f"import time; open({started!r}, 'w').write('started'); time.sleep(60)"
@@ -208,6 +220,71 @@ def test_it_keeps_the_grader_alive_when_the_worker_kills_its_parent(sandbox, mon
         with pytest.raises(Died, match="killed by SIGKILL"):  # the supervisor takes the blow, the worker with it
             remote.run("probe.kill_parent")
         assert remote.run("probe.shout", 1).value == 1  # and this process, the grader, is still here
+
+
+# -- what comes back: bounded before the grader reads it, the reading within the call's time -----------
+def test_it_cuts_a_string_answer_of_a_great_many_lines_before_the_grader_reads_it(worker):
+    lines = worker.limits.response_bytes // 4  # "a\n" a line: half an answer's frame
+    text = Remote(worker).run("probe.huge_text", lines).value
+    assert text.count("\n") == worker.limits.text.lines
+    assert text.endswith(f"... cut: {lines - worker.limits.text.lines} more lines")
+
+
+def test_it_cuts_a_huge_type_name(worker):
+    length = worker.limits.response_bytes // 2
+    value = Remote(worker).run("probe.huge_name", length).value
+    assert type(value) is Unsupported
+    full = len("exercises.probe.") + length  # the type's module and name
+    assert value.type_name.endswith(f"... cut: {full - worker.limits.text.chars} more characters")
+
+
+def test_it_cuts_a_huge_exception_message_whatever_the_worker_sends(worker):
+    lines = worker.limits.response_bytes // 4
+    with pytest.raises(Raised, match=r"huge_error raised ValueError: e\n") as raised:
+        Remote(worker).run("probe.huge_error", lines)
+    kept = worker.limits.text.lines
+    assert f"... cut: {lines - kept} more lines" in str(raised.value)
+    assert str(raised.value).count("\n") <= 2 * (kept + 1)  # the message and the traceback, each bounded
+
+
+def test_it_refuses_an_answer_larger_than_its_frame_unread(worker):
+    lines = worker.limits.response_bytes // 2 + 1000
+    with pytest.raises(Died, match=r"huge_text did not finish \(crash\): the answer was \d+ bytes, more than"):
+        Remote(worker).run("probe.huge_text", lines)
+    assert Remote(worker).run("probe.shout", 1).value == 1  # a fresh worker serves the next call
+
+
+class Slow(Scrubber):
+    """A scrubber that takes until `due()` has passed: the grader's reading of an answer running late."""
+
+    def __init__(self, due) -> None:
+        super().__init__(Fragments(frozenset(), frozenset()))
+        self.due = due
+
+    def value(self, value):
+        time.sleep(max(self.due() - time.monotonic(), 0) + 0.1)
+        return value
+
+
+def test_it_ends_a_call_as_a_timeout_when_reading_its_answer_runs_past_the_calls_time(worker):
+    remote = Remote(worker)
+    remote.scrubber = Slow(lambda: worker.answer_by)
+    pattern = r"shout did not finish \(timeout\): the grader's reading of its answer ran past the call's 5 s"
+    with pytest.raises(Died, match=pattern) as death:
+        remote.run("probe.shout", 1, timeout=5.0)
+    assert death.value.kind == "timeout"
+    remote.scrubber = None
+    assert remote.run("probe.shout", 2).value == 2  # the worker answered: it serves the next call
+
+
+def test_it_checks_the_gradings_deadline_after_each_call(worker):
+    assert Remote(worker).run("probe.shout", 1).value == 1  # started and warm
+    remote = Remote(worker, deadline=time.monotonic() + 5.0)
+    remote.scrubber = Slow(lambda: max(worker.answer_by, remote.deadline))
+    with pytest.raises(Died, match=r"the time for the whole grading ran out before its answer was read"):
+        remote.run("probe.shout", 1, timeout=30.0)
+    with pytest.raises(Died, match=r"The time for the whole grading ran out before this item could run"):
+        remote.run("probe.shout", 1)
 
 
 # -- the OS-level protections, in every tier -------------------------------------------------------
