@@ -46,14 +46,17 @@ def test_it_puts_setup_and_run_autograder_at_the_root_executable(bundle):
         modes = {info.filename: info.external_attr >> 16 for info in archive.infolist()}
         setup = archive.read("setup.sh").decode()
     assert modes["setup.sh"] & 0o111 and modes["run_autograder"] & 0o111
-    assert "https://download.pytorch.org/whl/cpu" in setup and "pip install torch==2.13.0" in setup
-    assert 'pip install "$ROOT/source/grader"' in setup  # installed, not editable
+    assert (
+        "https://download.pytorch.org/whl/cpu" in setup and 'pip install --require-hashes --no-deps -r "$LOCK"' in setup
+    )
+    assert 'pip install --no-deps "$ROOT/source/grader"' in setup  # installed, not editable
 
 
 def test_it_carries_the_grader_its_reference_and_rubric_but_no_caches_or_project_tests(bundle):
     with zipfile.ZipFile(bundle) as archive:
         names = set(archive.namelist())
-    for needed in ("grader/pyproject.toml", "grader/autograder/rubric.toml", "grader/autograder/suites/pytest.ini"):
+    carried = ("grader/pyproject.toml", "grader/autograder/rubric.toml", "grader/autograder/suites/pytest.ini")
+    for needed in (*carried, "grader/autograder/requirements.lock"):
         assert needed in names
     assert {f"grader/solutions/{path.name}" for path in SOLUTIONS.glob("*.py")} <= names
     assert {
