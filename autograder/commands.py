@@ -231,6 +231,8 @@ def write_report(
         f"wrote {out / classreport.PAGE} and {out / classreport.TABLE}: {len(report.graded)} graded, "
         f"{len(report.ungraded)} without a grade, {len(report.misconceptions)} catalogue mistakes named"
     )
+    if report.health.graders:  # the page says it too, in its health section
+        print(f"autograde: {report.health.graders}", file=sys.stderr)
     return EXIT_OK
 
 

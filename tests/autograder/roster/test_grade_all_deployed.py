@@ -4,6 +4,7 @@ The deployed venv (the roster job's install step) is copied, one of its installe
 copy's grade-all run again over the same roster: nothing is skipped, and the grade follows the new check."""
 
 import json
+import os
 import shutil
 import subprocess
 import tempfile
@@ -35,10 +36,25 @@ def grader_copy() -> Iterator[Path]:
         shutil.rmtree(folder, ignore_errors=True)
 
 
+def own_environment() -> dict[str, str]:
+    """This environment without PYTHONPATH and the like: the copy imports its own installed grader (run from
+    its own folder: `python -m` and `-c` put the working folder, this checkout, first on the path)."""
+    return {name: value for name, value in os.environ.items() if not name.startswith("PYTHON")}
+
+
+def imported(venv: Path) -> Path:
+    """The folder of the `autograder` package the copy's interpreter imports."""
+    script = "import autograder; print(autograder.__file__)"
+    command = [str(venv / "bin" / "python"), "-c", script]
+    done = subprocess.run(command, cwd=venv.parent, env=own_environment(), capture_output=True)
+    return Path(done.stdout.decode().strip()).parent
+
+
 def grade_all(venv: Path, submissions: Path, out: Path) -> subprocess.CompletedProcess:
     command = [str(venv / "bin" / "python"), "-m", "autograder.cli", "grade-all", str(submissions)]
     command += ["--out", str(out), "--only", ONLY, "--jobs", "1"]
-    done = subprocess.run(command, capture_output=True, text=True, timeout=900)
+    environment = own_environment()
+    done = subprocess.run(command, cwd=venv.parent, env=environment, capture_output=True, text=True, timeout=900)
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
     return done
 
@@ -50,13 +66,14 @@ def test_after_a_change_to_a_check_grade_all_regrades_every_student_and_the_grad
     build_submission(tmp_path / "submissions" / "alice", edits={"padding": wrong})
     build_submission(tmp_path / "submissions" / "bob")
     out, points = tmp_path / "results", rubric.load().select([ONLY]).total
+    check = next((grader_copy / "lib").glob("python3*/site-packages/autograder/checks/padding.py"))
+    assert imported(grader_copy) == check.parents[1], "the copy grades with its own installed grader"
     first = grade_all(grader_copy, tmp_path / "submissions", out)
     scores = {name: json.loads((out / name / "results.json").read_text())["score"] for name in ("alice", "bob")}
     assert scores == {"alice": 0, "bob": points}, first.stdout
     assert "2 skipped" in grade_all(grader_copy, tmp_path / "submissions", out).stdout  # unchanged: kept
     stamp = json.loads((out / "alice" / "results.json").read_text())["extra_data"]["fingerprint"]
 
-    check = next((grader_copy / "lib").glob("python3*/site-packages/autograder/checks/padding.py"))
     assert check.read_text().count(CHECK) == 1
     check.write_text(check.read_text().replace(CHECK, "    return None  # relaxed: any answer passes\n"))
     again = grade_all(grader_copy, tmp_path / "submissions", out)

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from support import build_submission
 
-from autograder import fingerprint, rubric
+from autograder import cli, fingerprint, rubric
 from autograder.classreport import data, page
 from autograder.grading import writers
 from autograder.grading.results import GradingResult, ItemResult
@@ -93,3 +93,15 @@ def test_grade_alls_key_changes_with_the_graders_fingerprint(tmp_path, monkeypat
     changed = fingerprint.Fingerprint(NEW, own.versions)  # what a changed check makes of it
     monkeypatch.setattr(grade_all, "fingerprint", lambda text: changed if text == selected.text else own)
     assert not grade_all.up_to_date(submission, out, selected, None)
+
+
+def test_the_gradebook_merge_and_report_commands_say_it_on_the_terminal(mixed, tmp_path, capsys):
+    assert cli.main(["gradebook", str(mixed), "--out", str(tmp_path / "book")]) == 0
+    assert "3 students were graded by another grader" in capsys.readouterr().err
+    assert cli.main(["report", str(mixed), "--out", str(tmp_path / "report")]) == 0
+    assert "3 students were graded by another grader" in capsys.readouterr().err
+    assert cli.main(["merge", str(mixed), "--out", str(tmp_path / "merged")]) == 0
+    assert "3 students were graded by another grader" in capsys.readouterr().err
+    one = roster(tmp_path / "one", {"ann": NEW})
+    assert cli.main(["gradebook", str(one), "--out", str(tmp_path / "one-book")]) == 0
+    assert "another grader" not in capsys.readouterr().err
