@@ -198,8 +198,8 @@ def mixed_graders(stamps: list[str]) -> str:
         return ""
     usual, most = counts.most_common(1)[0]
     others = [(stamp[:SHORT] or "none recorded", count) for stamp, count in counts.most_common() if stamp != usual]
-    count = sum(number for _, number in others)
-    listed = "; ".join(f"{stamp} for {number}" for stamp, number in others[:5]) + ("; ..." * (len(others) > 5))
+    count = sum(students for _, students in others)
+    listed = "; ".join(f"{stamp} for {students}" for stamp, students in others[:5]) + ("; ..." * (len(others) > 5))
     were = "students were" if count != 1 else "student was"
     return (
         f"{count} {were} graded by another grader than the other {most} (fingerprint {usual[:SHORT] or 'none'}): "
