@@ -8,6 +8,7 @@ defaults, which Gradescope's containers have: tests/helpers/tiers.py).
 
 import base64
 import json
+import re
 import secrets
 import shutil
 import subprocess
@@ -25,9 +26,11 @@ import tiers
 from support import EXERCISES, ROOT, SOLUTIONS, build_submission
 
 from autograder import cli, rubric
+from autograder.fingerprint import VERSIONED
 from autograder.gradescope_run import find_submission
 from autograder.grading import submission
 from autograder.grading.submission import Submission, Why
+from autograder.locations import LOCK
 from autograder.release import gradescope
 from autograder.sandbox import record
 
@@ -213,6 +216,10 @@ def test_its_run_autograder_writes_results_even_for_an_empty_submission(tmp_path
     assert document["score"] == 0 and "has no exercises/ folder" in document["output"]
     site = deployed.gradescope_image() / "venv" / "lib" / "python3.11" / "site-packages"
     assert f"grader: {site / 'autograder'}" in done.stdout  # setup.sh's installed copy, not this checkout
+    versions = document["extra_data"]["fingerprint"]["versions"]  # what setup.sh installed: the lock's pins
+    locked = {name: re.search(rf"^{name}==(\S+) ", LOCK.read_text(), re.MULTILINE) for name in VERSIONED}
+    assert {name: versions[name] for name in VERSIONED} == {name: found[1] for name, found in locked.items()}
+    assert versions["torch"].endswith("+cpu") and versions["python"].startswith("3.11.")
 
 
 LEAKING_BASELINE = '''
