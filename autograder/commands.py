@@ -247,6 +247,8 @@ def write_report(
         f"{len(report.ungraded)} without a grade, {len(report.misconceptions)} catalogue mistakes named, "
         f"{len(report.noted)} students with integrity notes (“Look at this code”)"
     )
+    if report.health.graders:  # the page says it too, in its health section
+        print(f"autograde: {report.health.graders}", file=sys.stderr)
     return EXIT_OK
 
 
@@ -306,6 +308,9 @@ def gradebook_command(results: Path, out: Path, roster: Path | None, rubric_file
     print(f"wrote {out / 'gradebook.csv'} and {out / 'overview.md'}: {len(entries)} students")
     for entry in failed:
         print(f"  no grade for {entry.student}: {entry.error}", file=sys.stderr)
+    mixed = gradebook.mixed_graders([entry.fingerprint for entry in entries if entry.total is not None])
+    if mixed:
+        print(f"autograde: {mixed}", file=sys.stderr)
     return EXIT_OK
 
 
@@ -319,6 +324,8 @@ def merge_command(sources: list[Path], out: Path) -> int:
         return fail(error)
     replaced = sum(pick.others for pick in picks)
     print(f"wrote {out}: {len(picks)} students, the newest grading of each ({replaced} older ones left out)")
+    if merge.mixed(picks, out):
+        print(f"autograde: {merge.mixed(picks, out)}", file=sys.stderr)
     return EXIT_OK
 
 

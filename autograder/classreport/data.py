@@ -14,8 +14,9 @@ from typing import NamedTuple
 
 from autograder import integrity, stubs
 from autograder.checks.catalogue import CATALOGUE, MISTAKES
+from autograder.fingerprint import SHORT, recorded
 from autograder.grading.results import Failure
-from autograder.roster.gradebook import Entry, collect, late_note
+from autograder.roster.gradebook import Entry, collect, late_note, mixed_graders
 from autograder.rubric import Rubric, late_policy
 
 # item failures that say the grading of the item went wrong, not the answer
@@ -114,6 +115,7 @@ class Health:
     slowest: list[Timed]  # the three slowest gradings
     versions: dict[str, Counter]  # "grader_version" -> Counter of values
     isolation: dict[str, Counter]  # an isolation key -> Counter of its values, across gradings
+    graders: str = ""  # the warning when the graded students were graded by different graders (fingerprints)
 
 
 @dataclass
@@ -314,10 +316,14 @@ def health(students: list[StudentRecord]) -> Health:
         for key in ("grader_version", "torch_version", "python_version"):
             if key in one.environment:
                 versions.setdefault(key, Counter())[str(one.environment[key])] += 1
+        if one.environment:  # a grading's record: the grader that made it, in short
+            stamp = recorded({"extra_data": one.environment})[:SHORT]
+            versions.setdefault("fingerprint", Counter())[stamp or "none recorded"] += 1
         for key, value in _flatten(_dict(one.environment.get("isolation"))).items():
             isolation.setdefault(key, Counter())[value] += 1
     slowest = sorted(timed, key=lambda one: -one.seconds)[:3]
-    return Health([one.seconds for one in timed], slowest, versions, isolation)
+    graders = mixed_graders([recorded({"extra_data": one.environment}) for one in students if one.total is not None])
+    return Health([one.seconds for one in timed], slowest, versions, isolation, graders)
 
 
 def noted(entries: list[Entry]) -> list[Noted]:

@@ -241,7 +241,7 @@ def _counted(counter) -> str:
 
 def health(report: ClassReport) -> str:
     state = report.health
-    parts = []
+    parts = [f'<p class="warning">⚠ {escape(state.graders)}</p>'] if state.graders else []
     if state.seconds:
         ordered = sorted(state.seconds)
         middle = statistics.median(ordered)

@@ -20,6 +20,7 @@ from pathlib import Path
 import pytest
 
 from autograder import __version__, integrity, sandbox
+from autograder.fingerprint import fingerprint
 from autograder.grading.plugin import GradingPlugin, Outcome
 from autograder.grading.results import Credited, Failure, GradingResult, ItemResult
 from autograder.grading.submission import (
@@ -170,6 +171,7 @@ def grade(submission: Path | Submission, rubric: Rubric, require_isolation: bool
             isolation = worker.isolation
     items = [_item_result(item, outcomes.get(item.name), rubric.credit) for item in rubric.items]
     environment = {**run_environment(isolation, require_isolation), "torch_version": version("torch")}
+    environment["fingerprint"] = fingerprint(rubric.text).as_dict()  # what made this grade: grade-all's key too
     notice = opted_out(isolation) if require_isolation is False else ""
     seconds = round(time.monotonic() - started, 2)
     return GradingResult(
@@ -261,4 +263,6 @@ def failed_grading(
     """The result written when grading itself could not finish: every item at 0, the reason given."""
     outcome = Outcome(False, f"Not graded: {error}", failure=Failure.NOT_GRADED)
     items = [_item_result(item, outcome) for item in rubric.items]
-    return GradingResult(items, round(seconds, 2), environment or {"grader_version": __version__}, [], error)
+    recorded = environment or {"grader_version": __version__}
+    recorded.setdefault("fingerprint", fingerprint(rubric.text).as_dict())
+    return GradingResult(items, round(seconds, 2), recorded, [], error)

@@ -6,8 +6,9 @@ grade it (so a submission that crashes a grader takes down only its own), at mos
 processes are forked from a server that has imported torch, scikit-learn, pytest and
 the checks once (multiprocessing's forkserver): every grading starts from that same
 state, without paying about 4 s of CPU for the imports again. A grading whose inputs
-(the submission's modules, the rubric, the grader version) are unchanged since the
-last run is skipped. Ctrl-C stops the running gradings and keeps every finished one.
+(the submission's modules, the rubric, the grader's fingerprint: its files and the versions
+it runs with) are unchanged since the last run is skipped. Ctrl-C stops the running gradings
+and keeps every finished one.
 
 What grades one submission is passed in (`autograde grade`'s command function): this module
 orchestrates gradings and imports nothing of the command line.
@@ -27,7 +28,8 @@ from enum import StrEnum
 from multiprocessing.process import BaseProcess
 from pathlib import Path
 
-from autograder import __version__, checks
+from autograder import checks
+from autograder.fingerprint import fingerprint
 from autograder.grading import writers
 from autograder.grading.grade import PRELOAD, failed_grading
 from autograder.grading.submission import Module, Submission, SubmissionError, modules
@@ -59,8 +61,10 @@ def students(submissions: Path) -> list[Path]:
 
 
 def grading_key(submission: Path, rubric: Rubric, only: list[str] | None = None, settings: str = "") -> str:
-    """What a grading depends on: the grader, the rubric, --only, the grading's settings and the student's modules."""
-    digest = hashlib.sha256(f"{__version__}\n{sorted(only or [])}\n{settings}\n".encode())
+    """What a grading depends on: the grader's fingerprint (its files, the versions it runs with, the rubric),
+    --only, the grading's settings and the student's modules. A changed check changes every student's key."""
+    stamp = fingerprint(rubric.text).digest
+    digest = hashlib.sha256(f"{stamp}\n{sorted(only or [])}\n{settings}\n".encode())
     digest.update(rubric.text.encode("utf-8"))
     with contextlib.suppress(SubmissionError):  # no package to read: the grading will say so
         for read in modules(Submission(submission)):

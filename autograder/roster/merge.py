@@ -4,13 +4,18 @@ A roster graded in parts (a first run, then re-runs of a few students or of a sh
 folders of gradings, one subfolder per student (its name: the repository as `owner__name`). The merge
 copies each student's newest grading into RESULTS_DIR: the one with the latest `graded-at` (written by
 the roster workflow; a grading without it counts as the oldest), the later source on a tie. A newer
-grading wins even when it failed: it is what the last run saw, and the gradebook says why.
+grading wins even when it failed: it is what the last run saw, and the gradebook says why. When the
+gradings kept were made by different graders (their fingerprints differ), `mixed` says so.
 """
 
+import json
 import shutil
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
+
+from autograder.fingerprint import recorded
+from autograder.roster.gradebook import mixed_graders
 
 OLDEST = datetime.min.replace(tzinfo=UTC)
 
@@ -63,3 +68,21 @@ def merge(sources: list[Path], out: Path) -> list[Pick]:
     for pick in picks:
         shutil.copytree(pick.source, out / pick.student)
     return picks
+
+
+def _stamp(results: Path) -> str | None:
+    """The fingerprint a grading's results.json records; None when it holds no grade (unreadable, failed)."""
+    try:
+        document = json.loads(results.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    extra = document.get("extra_data") if isinstance(document, dict) else None
+    if not isinstance(extra, dict) or extra.get("grading_error"):
+        return None
+    return recorded(document)
+
+
+def mixed(picks: list[Pick], out: Path) -> str:
+    """The warning when the merged gradings were made by different graders; '' when one grader made them all."""
+    stamps = (_stamp(out / pick.student / "results.json") for pick in picks)
+    return mixed_graders([stamp for stamp in stamps if stamp is not None])

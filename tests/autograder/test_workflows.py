@@ -144,7 +144,7 @@ def test_its_shards_grade_as_root_with_the_grader_by_its_path_and_hold_no_secret
     assert "secrets." not in yaml.safe_dump(grade)
     assert not any(step.get("with", {}).get("repository") for step in steps(grade)), "students are cloned as data"
     script = runs(grade)
-    assert 'python -m venv "$VENV"' in script and '"$VENV/bin/python" -m pip install ./grader' in script
+    assert 'python -m venv "$VENV"' in script and '"$VENV/bin/python" -m pip install --no-deps ./grader' in script
     grading = 'sudo "$VENV/bin/autograde" grade-all submissions --out results --jobs "$(nproc)" --require-isolation'
     assert grading in script
     assert "--no-require-isolation" not in script, "grades that count are graded under isolation"

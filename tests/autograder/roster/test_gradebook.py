@@ -75,7 +75,7 @@ def test_it_writes_one_csv_row_per_student_with_a_column_per_rubric_item(written
     with (out / "gradebook.csv").open(newline="") as handle:
         header = next(csv.reader(handle))
     record = ["student", "deadline", "commit", "commit time", "graded at"]
-    assert header == [*record, "total", "max", *(item.name for item in selected.items), "error"]
+    assert header == [*record, "total", "max", *(item.name for item in selected.items), "fingerprint", "error"]
     assert sorted(rows(out)) == sorted(["course/alice-week07", "bob", "carol", "dave", "erin", "frank", "gina"])
 
 
