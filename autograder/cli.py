@@ -63,11 +63,24 @@ def build_parser() -> argparse.ArgumentParser:
     roster.add_argument("--jobs", type=int, help="gradings at once (default: the number of cores)")
     roster.add_argument("--force", action="store_true", help="regrade submissions that are unchanged")
     roster.add_argument("--only", type=_names, metavar="NAME[,NAME...]", help="grade only these functions or classes")
+    roster.add_argument(
+        "--time-budget",
+        type=float,
+        metavar="SECONDS",
+        help="end within this time: a grading it cuts or never starts is recorded as not graded (exit 3)",
+    )
     _require_isolation(roster, True)
     _rubric(roster)
     roster.set_defaults(
         run=lambda args: commands.grade_all_command(
-            args.submissions, args.out, args.jobs, args.force, args.only, args.require_isolation, args.rubric
+            args.submissions,
+            args.out,
+            args.jobs,
+            args.force,
+            args.only,
+            args.require_isolation,
+            args.rubric,
+            args.time_budget,
         )
     )
 

@@ -11,12 +11,22 @@ from pathlib import Path
 
 from autograder import rubric, sandbox, stubs
 from autograder.grading import writers
-from autograder.grading.grade import GradingError, failed_grading, grade, opted_out, run_environment
+from autograder.grading.grade import (
+    GradingError,
+    NothingToGrade,
+    failed_grading,
+    grade,
+    opted_out,
+    run_environment,
+)
+from autograder.grading.results import Failure
 from autograder.grading.submission import Submission
 from autograder.locations import SOLUTIONS
 from autograder.text import clean, escaped
 
-EXIT_OK, EXIT_BELOW, EXIT_ERROR = 0, 1, 2
+# 0: done; 1: below --fail-under (or a check that failed); 2: a usage error or a refusal (nothing graded);
+# 3: grade-all ran, but some students have no grade for a reason that is not theirs (grader errors, named)
+EXIT_OK, EXIT_BELOW, EXIT_ERROR, EXIT_NOT_GRADED = 0, 1, 2, 3
 
 
 def fail(reason: object, status: int = EXIT_ERROR) -> int:
@@ -62,11 +72,14 @@ def grade_by(
         result = grade(submission, selected, require_isolation)
     except GradingError as error:
         environment = run_environment(sandbox.available(), require_isolation)
-        result = failed_grading(selected, str(error), time.monotonic() - started, environment)
+        # nothing to read is the student's; a refusal or a suite that did not run is the grader's (retried)
+        why = Failure.NOT_GRADED if isinstance(error, NothingToGrade) else Failure.GRADER_ERROR
+        result = failed_grading(selected, str(error), time.monotonic() - started, environment, why)
         status = fail(error)  # and results.json says why, below
     except Exception as error:  # a grader bug must still leave a results.json behind
         message = f"the grader failed unexpectedly ({type(error).__name__}: {escaped(str(error))})"
-        result, status = failed_grading(selected, message, time.monotonic() - started), EXIT_ERROR
+        seconds = time.monotonic() - started
+        result, status = failed_grading(selected, message, seconds, failure=Failure.GRADER_ERROR), EXIT_ERROR
         print(clean(traceback.format_exc()), file=sys.stderr)  # it may quote a student's file name
     out.mkdir(parents=True, exist_ok=True)
     writers.write_all(result, out, os.environ.get("GITHUB_STEP_SUMMARY"))  # results.json whatever else fails
@@ -134,11 +147,14 @@ def grade_all_command(
     only: list[str] | None,
     require_isolation: bool = True,
     rubric_file: Path | None = None,
+    budget: float | None = None,
 ) -> int:
     """Grade a roster folder in parallel; write each student's results, then the gradebook.
 
     Isolation is required unless `require_isolation` is False: where it is missing, no grading
-    starts, each student's results.json gives the reason, and the exit status is 2.
+    starts, each student's results.json gives the reason, and the exit status is 2. Every student gets an
+    outcome: those left without a grade by a grader error (tried twice) are named, and the exit status is 3.
+    `budget`: seconds the run may take (the roster workflow's shard ends before its job's timeout).
     """
     from autograder.roster import grade_all
     from autograder.roster.progress import ProgressReport
@@ -155,20 +171,40 @@ def grade_all_command(
         if require_isolation and isolation.refusal():
             return refuse_roster(submissions, out, selected, isolation)
         grade = partial(grade_one, require_isolation=require_isolation, by=selected)
-        outcomes = grade_all.grade_all(submissions, out, jobs, grade, force, ProgressReport(), only, selected)
+        outcomes = grade_all.grade_all(submissions, out, jobs, grade, force, ProgressReport(), only, selected, budget)
     except ValueError as error:
         return fail(error)
     except KeyboardInterrupt:
         print("\ninterrupted: finished gradings are kept; run the same command again to go on", file=sys.stderr)
         return 130
-    failed = [outcome for outcome in outcomes if outcome.status == grade_all.Status.GRADER_ERROR]
-    for outcome in failed:
-        print(f"grader error for {outcome.student}: {outcome.detail.splitlines()[0]}", file=sys.stderr)
-    graded = sum(outcome.status == grade_all.Status.GRADED for outcome in outcomes)
-    print(f"{graded} graded, {len(outcomes) - graded - len(failed)} skipped (unchanged), {len(failed)} grader error(s)")
-    write_gradebook(out, selected)
-    write_report(out, out, selected, None, required=False)
+    failed = print_outcomes(outcomes)
+    try:
+        write_gradebook(out, selected)
+        write_report(out, out, selected, None, required=False)
+    except OSError as error:  # a full disk: every student's results.json is written (or removed) already
+        return fail(f"could not write the gradebook or the report: {type(error).__name__}: {escaped(str(error))}")
+    if failed:
+        return fail(f"{failed} student(s) not graded because of a grader error: grade them again", EXIT_NOT_GRADED)
     return EXIT_OK
+
+
+def print_outcomes(outcomes: list) -> int:
+    """Each student without a grade, and why; the counts. Returns how many have a grader error."""
+    from autograder.roster.grade_all import Status
+
+    failed = [outcome for outcome in outcomes if outcome.status == Status.GRADER_ERROR]
+    for outcome in outcomes:
+        if outcome.status in (Status.GRADER_ERROR, Status.NOT_GRADED):
+            why = (outcome.detail.splitlines() or [""])[0]
+            print(f"{outcome.status} for {outcome.student}: {why}", file=sys.stderr)
+    counts = {status: sum(outcome.status == status for outcome in outcomes) for status in Status}
+    retried = sum(outcome.retried for outcome in outcomes)
+    print(
+        f"{counts[Status.GRADED]} graded, {counts[Status.SKIPPED]} skipped (unchanged), "
+        f"{counts[Status.NOT_GRADED]} with nothing to grade, {len(failed)} grader error(s) "
+        f"({retried} tried again alone)"
+    )
+    return len(failed)
 
 
 def refuse_roster(submissions: Path, out: Path, selected: rubric.Rubric, isolation: sandbox.Isolation) -> int:
