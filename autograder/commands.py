@@ -262,10 +262,14 @@ def write_report(
         from autograder import classreport
     except ImportError as error:  # matplotlib comes with the report extra
         return fail(missing_extra(error, "report", "the class report"), EXIT_ERROR if required else EXIT_OK)
+    from autograder.roster.gradebook import GRADER_ERROR
+
     report = classreport.write(results, out, selected, expected)
+    faults = sum(student.error.startswith(GRADER_ERROR) for student in report.ungraded)
     print(
         f"wrote {out / classreport.PAGE} and {out / classreport.TABLE}: {len(report.graded)} graded, "
-        f"{len(report.ungraded)} without a grade, {len(report.misconceptions)} catalogue mistakes named"
+        f"{len(report.ungraded)} without a grade ({faults} of them by a grader error), "
+        f"{len(report.misconceptions)} catalogue mistakes named"
     )
     return EXIT_OK
 
@@ -324,6 +328,9 @@ def gradebook_command(results: Path, out: Path, roster: Path | None, rubric_file
     print(f"wrote {out / 'gradebook.csv'} and {out / 'overview.md'}: {len(entries)} students")
     for entry in failed:
         print(f"  no grade for {entry.student}: {entry.error}", file=sys.stderr)
+    faults = sum(entry.error.startswith(gradebook.GRADER_ERROR) for entry in failed)
+    if faults:
+        print(f"{faults} of them not graded because of a grader error: grade them again", file=sys.stderr)
     return EXIT_OK
 
 
@@ -337,6 +344,11 @@ def merge_command(sources: list[Path], out: Path) -> int:
         return fail(error)
     replaced = sum(pick.others for pick in picks)
     print(f"wrote {out}: {len(picks)} students, the newest grading of each ({replaced} older ones left out)")
+    cut = [pick for pick in picks if pick.no_grade]
+    for pick in cut:
+        print(f"  no grade for {escaped(pick.student)}: {escaped(pick.no_grade)}")
+    if cut:
+        print(f"{len(cut)} student(s) without a grade: the gradebook names them; re-run them")
     return EXIT_OK
 
 
