@@ -269,7 +269,7 @@ class _Run:
 
     def cut(self, submission: Path, why: str, seconds: float = 0.0) -> SubmissionOutcome:
         """A grading the run's time cut (never started, or stopped): recorded, never a grade."""
-        reason = f"not graded: {why}; grade this student again"
+        reason = f"{why}; grade this student again"
         with contextlib.suppress(OSError):
             (self.out / submission.name).mkdir(parents=True, exist_ok=True)
             (self.out / submission.name / KEY_FILE).unlink(missing_ok=True)
