@@ -9,6 +9,11 @@ state, without paying about 4 s of CPU for the imports again. A grading whose in
 (the submission's modules, the rubric, the grader version) are unchanged since the
 last run is skipped. Ctrl-C stops the running gradings and keeps every finished one.
 
+Every student gets an outcome, whatever one grading did: an error in this module's own bookkeeping (a full
+disk) is that student's grader error, and the run goes on. A grading that failed for a reason that is not the
+student's (a grader error, a worker that did not warm up, a grading process that crashed) is graded again,
+once, alone, after the others; if it fails again, no grade stands for it (its results.json says grader error).
+
 What grades one submission is passed in (`autograde grade`'s command function): this module
 orchestrates gradings and imports nothing of the command line.
 """
