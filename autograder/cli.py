@@ -125,7 +125,8 @@ def build_parser() -> argparse.ArgumentParser:
     merge = subcommands.add_parser("merge", help="merge folders of gradings, keeping each student's newest")
     merge.add_argument("sources", type=Path, nargs="+", metavar="SOURCE", help="folders of gradings, older first")
     merge.add_argument("--out", type=Path, required=True, help="a new folder: one subfolder per student")
-    merge.set_defaults(run=lambda args: commands.merge_command(args.sources, args.out))
+    merge.add_argument("--roster", type=Path, help="the roster file: name its students that no source holds")
+    merge.set_defaults(run=lambda args: commands.merge_command(args.sources, args.out, args.roster))
 
     gradescope = subcommands.add_parser("gradescope", help="write the Gradescope autograder bundle (a zip)")
     gradescope.add_argument("out", type=Path, help="the zip to write, e.g. autograder.zip")

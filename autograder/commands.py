@@ -334,21 +334,26 @@ def gradebook_command(results: Path, out: Path, roster: Path | None, rubric_file
     return EXIT_OK
 
 
-def merge_command(sources: list[Path], out: Path) -> int:
-    """Copy each student's newest grading among the sources into out."""
-    from autograder.roster import merge
+def merge_command(sources: list[Path], out: Path, roster: Path | None = None) -> int:
+    """Copy each student's newest grading among the sources into out; name every student left without a grade
+    (a grading cut short, a grader error, and with `roster` a student no source holds: a shard that uploaded
+    nothing)."""
+    from autograder.roster import merge, shards
 
     try:
+        expected = shards.repositories(roster) if roster else []
         picks = merge.merge(sources, out)
-    except merge.MergeError as error:
+    except (merge.MergeError, shards.RosterError, OSError) as error:
         return fail(error)
     replaced = sum(pick.others for pick in picks)
     print(f"wrote {out}: {len(picks)} students, the newest grading of each ({replaced} older ones left out)")
-    cut = [pick for pick in picks if pick.no_grade]
-    for pick in cut:
-        print(f"  no grade for {escaped(pick.student)}: {escaped(pick.no_grade)}")
-    if cut:
-        print(f"{len(cut)} student(s) without a grade: the gradebook names them; re-run them")
+    held = {pick.student for pick in picks}
+    missing = [(escaped(pick.student), pick.no_grade) for pick in picks if pick.no_grade]
+    missing += [(name, merge.NOTHING_UPLOADED) for name in expected if shards.artifact_id(name) not in held]
+    for student, why in missing:
+        print(f"  no grade for {student}: {escaped(why)}")
+    if missing:
+        print(f"{len(missing)} student(s) without a grade: the gradebook names them; re-run them")
     return EXIT_OK
 
 

@@ -17,6 +17,7 @@ from pathlib import Path
 from autograder.roster import gradebook
 
 OLDEST = datetime.min.replace(tzinfo=UTC)
+NOTHING_UPLOADED = "no results: the grading job uploaded nothing (its shard failed or was cancelled)"
 
 
 class MergeError(ValueError):

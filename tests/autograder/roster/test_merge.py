@@ -81,9 +81,12 @@ def test_it_names_every_student_whose_newest_grading_gives_no_grade_with_the_rea
     failed.mkdir()
     selected = rubric.load().select(["gather_final"])
     writers.write_all(failed_grading(selected, "the suites did not run", 1.0, failure=Failure.GRADER_ERROR), failed)
-    assert cli.main(["merge", *map(str, runs), "--out", str(tmp_path / "merged")]) == 0
+    roster = tmp_path / "roster.txt"
+    roster.write_text("course/alice\ncourse/eve\ncourse/hal\n")  # hal's shard uploaded nothing
+    assert cli.main(["merge", *map(str, runs), "--out", str(tmp_path / "merged"), "--roster", str(roster)]) == 0
     out = capsys.readouterr().out
+    assert f"  no grade for course/hal: {merge.NOTHING_UPLOADED}\n" in out
     assert f"  no grade for course__eve: {shard_job.CUT}\n" in out
     assert "  no grade for course__fay: no results: its grading was cut (no results.json)\n" in out
     assert "  no grade for course__gus: not graded: grader error (grader error in gather_final: " in out
-    assert "3 student(s) without a grade" in out and "course__alice" not in out
+    assert "4 student(s) without a grade" in out and "course__alice" not in out
