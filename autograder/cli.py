@@ -155,11 +155,24 @@ def _add_grade_all(subcommands: argparse._SubParsersAction) -> None:
     roster.add_argument("--jobs", type=int, metavar="N", help="gradings at once (default: the number of cores)")
     roster.add_argument("--force", action="store_true", help="regrade forks that are unchanged")
     _only(roster)
+    roster.add_argument(
+        "--time-budget",
+        type=float,
+        metavar="SECONDS",
+        help="end within this time: a grading it cuts or never starts is recorded as not graded (exit 3)",
+    )
     _require_isolation(roster, True)
     _rubric(roster)
     roster.set_defaults(
         run=lambda args: commands.grade_all_command(
-            args.submissions, args.out, args.jobs, args.force, args.only, args.require_isolation, args.rubric
+            args.submissions,
+            args.out,
+            args.jobs,
+            args.force,
+            args.only,
+            args.require_isolation,
+            args.rubric,
+            args.time_budget,
         )
     )
 
@@ -216,7 +229,8 @@ def _add_after_grading(subcommands: argparse._SubParsersAction) -> None:
     merge = _command(subcommands, "merge", "merge folders of gradings, keeping each student's newest")
     _existing(merge, "sources", "RESULTS", nargs="+", help="folders of gradings, older first")
     merge.add_argument("--out", type=Path, required=True, help="a new folder: one subfolder per student")
-    merge.set_defaults(run=lambda args: commands.merge_command(args.sources, args.out))
+    merge.add_argument("--roster", type=Path, help="the roster file: name its students that no source holds")
+    merge.set_defaults(run=lambda args: commands.merge_command(args.sources, args.out, args.roster))
 
 
 def build_parser() -> argparse.ArgumentParser:

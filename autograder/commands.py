@@ -11,13 +11,22 @@ from pathlib import Path
 
 from autograder import integrity, rubric, sandbox, stubs
 from autograder.grading import writers
-from autograder.grading.grade import GradingError, failed_grading, grade, opted_out, run_environment
-from autograder.grading.results import GradingResult
+from autograder.grading.grade import (
+    GradingError,
+    NothingToGrade,
+    failed_grading,
+    grade,
+    opted_out,
+    run_environment,
+)
+from autograder.grading.results import Failure, GradingResult
 from autograder.grading.submission import Submission
 from autograder.locations import SOLUTIONS
 from autograder.text import clean, escaped
 
-EXIT_OK, EXIT_BELOW, EXIT_ERROR = 0, 1, 2
+# 0: done; 1: below --fail-under (or a check that failed); 2: a usage error or a refusal (nothing graded);
+# 3: grade-all ran, but some students have no grade for a reason that is not theirs (grader errors, named)
+EXIT_OK, EXIT_BELOW, EXIT_ERROR, EXIT_NOT_GRADED = 0, 1, 2, 3
 
 
 def fail(reason: object, status: int = EXIT_ERROR) -> int:
@@ -65,11 +74,14 @@ def grade_by(
         result = grade(submission, selected, require_isolation)
     except GradingError as error:
         environment = run_environment(sandbox.available(), require_isolation)
-        result = failed_grading(selected, str(error), time.monotonic() - started, environment)
+        # nothing to read is the student's; a refusal or a suite that did not run is the grader's (retried)
+        why = Failure.NOT_GRADED if isinstance(error, NothingToGrade) else Failure.GRADER_ERROR
+        result = failed_grading(selected, str(error), time.monotonic() - started, environment, why)
         status = fail(error)  # and results.json says why, below
     except Exception as error:  # a grader bug must still leave a results.json behind
         message = f"the grader failed unexpectedly ({type(error).__name__}: {escaped(str(error))})"
-        result, status = failed_grading(selected, message, time.monotonic() - started), EXIT_ERROR
+        seconds = time.monotonic() - started
+        result, status = failed_grading(selected, message, seconds, failure=Failure.GRADER_ERROR), EXIT_ERROR
         print(clean(traceback.format_exc()), file=sys.stderr)  # it may quote a student's file name
     out.mkdir(parents=True, exist_ok=True)
     writers.write_all(result, out, os.environ.get("GITHUB_STEP_SUMMARY"))  # results.json whatever else fails
@@ -149,11 +161,14 @@ def grade_all_command(
     only: list[str] | None,
     require_isolation: bool = True,
     rubric_file: Path | None = None,
+    budget: float | None = None,
 ) -> int:
     """Grade a roster folder in parallel; write each student's results, then the gradebook.
 
     Isolation is required unless `require_isolation` is False: where it is missing, no grading
-    starts, each student's results.json gives the reason, and the exit status is 2.
+    starts, each student's results.json gives the reason, and the exit status is 2. Every student gets an
+    outcome: those left without a grade by a grader error (tried twice) are named, and the exit status is 3.
+    `budget`: seconds the run may take (the roster workflow's shard ends before its job's timeout).
     """
     from autograder.roster import grade_all
     from autograder.roster.progress import ProgressReport
@@ -170,20 +185,40 @@ def grade_all_command(
         if require_isolation and isolation.refusal():
             return refuse_roster(submissions, out, selected, isolation)
         grade = partial(grade_one, require_isolation=require_isolation, by=selected)
-        outcomes = grade_all.grade_all(submissions, out, jobs, grade, force, ProgressReport(), only, selected)
+        outcomes = grade_all.grade_all(submissions, out, jobs, grade, force, ProgressReport(), only, selected, budget)
     except ValueError as error:
         return fail(error)
     except KeyboardInterrupt:
         print("\ninterrupted: finished gradings are kept; run the same command again to go on", file=sys.stderr)
         return 130
-    failed = [outcome for outcome in outcomes if outcome.status == grade_all.Status.GRADER_ERROR]
-    for outcome in failed:
-        print(f"grader error for {outcome.student}: {outcome.detail.splitlines()[0]}", file=sys.stderr)
-    graded = sum(outcome.status == grade_all.Status.GRADED for outcome in outcomes)
-    print(f"{graded} graded, {len(outcomes) - graded - len(failed)} skipped (unchanged), {len(failed)} grader error(s)")
-    write_gradebook(out, selected)
-    write_report(out, out, selected, None, required=False)
+    failed = print_outcomes(outcomes)
+    try:
+        write_gradebook(out, selected)
+        write_report(out, out, selected, None, required=False)
+    except OSError as error:  # a full disk: every student's results.json is written (or removed) already
+        return fail(f"could not write the gradebook or the report: {type(error).__name__}: {escaped(str(error))}")
+    if failed:
+        return fail(f"{failed} student(s) not graded because of a grader error: grade them again", EXIT_NOT_GRADED)
     return EXIT_OK
+
+
+def print_outcomes(outcomes: list) -> int:
+    """Each student without a grade, and why; the counts. Returns how many have a grader error."""
+    from autograder.roster.grade_all import Status
+
+    failed = [outcome for outcome in outcomes if outcome.status == Status.GRADER_ERROR]
+    for outcome in outcomes:
+        if outcome.status in (Status.GRADER_ERROR, Status.NOT_GRADED):
+            why = (outcome.detail.splitlines() or [""])[0]
+            print(f"{outcome.status} for {outcome.student}: {why}", file=sys.stderr)
+    counts = {status: sum(outcome.status == status for outcome in outcomes) for status in Status}
+    retried = sum(outcome.retried for outcome in outcomes)
+    print(
+        f"{counts[Status.GRADED]} graded, {counts[Status.SKIPPED]} skipped (unchanged), "
+        f"{counts[Status.NOT_GRADED]} with nothing to grade, {len(failed)} grader error(s) "
+        f"({retried} tried again alone)"
+    )
+    return len(failed)
 
 
 def refuse_roster(submissions: Path, out: Path, selected: rubric.Rubric, isolation: sandbox.Isolation) -> int:
@@ -241,10 +276,14 @@ def write_report(
         from autograder import classreport
     except ImportError as error:  # matplotlib comes with the report extra
         return fail(missing_extra(error, "report", "the class report"), EXIT_ERROR if required else EXIT_OK)
+    from autograder.roster.gradebook import GRADER_ERROR
+
     report = classreport.write(results, out, selected, expected)
+    faults = sum(student.error.startswith(GRADER_ERROR) for student in report.ungraded)
     print(
         f"wrote {out / classreport.PAGE} and {out / classreport.TABLE}: {len(report.graded)} graded, "
-        f"{len(report.ungraded)} without a grade, {len(report.misconceptions)} catalogue mistakes named, "
+        f"{len(report.ungraded)} without a grade ({faults} of them by a grader error), "
+        f"{len(report.misconceptions)} catalogue mistakes named, "
         f"{len(report.noted)} students with integrity notes (“Look at this code”)"
     )
     if report.health.graders:  # the page says it too, in its health section
@@ -311,21 +350,35 @@ def gradebook_command(results: Path, out: Path, roster: Path | None, rubric_file
     mixed = gradebook.mixed_graders([entry.fingerprint for entry in entries if entry.total is not None])
     if mixed:
         print(f"autograde: {mixed}", file=sys.stderr)
+    faults = sum(entry.error.startswith(gradebook.GRADER_ERROR) for entry in failed)
+    if faults:
+        print(f"{faults} of them not graded because of a grader error: grade them again", file=sys.stderr)
     return EXIT_OK
 
 
-def merge_command(sources: list[Path], out: Path) -> int:
-    """Copy each student's newest grading among the sources into out."""
-    from autograder.roster import merge
+def merge_command(sources: list[Path], out: Path, roster: Path | None = None) -> int:
+    """Copy each student's newest grading among the sources into out; name every student left without a grade
+    (a grading cut short, a grader error, and with `roster` a student no source holds: a shard that uploaded
+    nothing)."""
+    from autograder.roster import merge, shards
 
     try:
+        expected = shards.repositories(roster) if roster else []
         picks = merge.merge(sources, out)
-    except merge.MergeError as error:
+    except (merge.MergeError, shards.RosterError, OSError) as error:
         return fail(error)
     replaced = sum(pick.others for pick in picks)
     print(f"wrote {out}: {len(picks)} students, the newest grading of each ({replaced} older ones left out)")
-    if merge.mixed(picks, out):
-        print(f"autograde: {merge.mixed(picks, out)}", file=sys.stderr)
+    held = {pick.student for pick in picks}
+    missing = [(escaped(pick.student), pick.no_grade) for pick in picks if pick.no_grade]
+    missing += [(name, merge.NOTHING_UPLOADED) for name in expected if shards.artifact_id(name) not in held]
+    for student, why in missing:
+        print(f"  no grade for {student}: {escaped(why)}")
+    if missing:
+        print(f"{len(missing)} student(s) without a grade: the gradebook names them; re-run them")
+    mixed = merge.mixed(picks, out)
+    if mixed:
+        print(f"autograde: {mixed}", file=sys.stderr)
     return EXIT_OK
 
 

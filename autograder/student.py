@@ -34,6 +34,7 @@ DEATH_HINTS = {
     "out of memory": "a tensor far larger than the inputs?",
     "exit": "sys.exit, os._exit or a kill in your code?",
     "crash": "the Python process itself failed",
+    "not started": "not your code: the grader's machine was too busy, and the grading is tried again",
 }
 
 

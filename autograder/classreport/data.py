@@ -26,6 +26,7 @@ TROUBLE = {
     Failure.EXIT: "exited the process",
     Failure.OUT_OF_MEMORY: "ran out of memory",
     Failure.GRADER_ERROR: "grader error",
+    Failure.NOT_STARTED: "worker did not start",
     Failure.NOT_RUN: "did not run",
 }
 EXAMPLE_LINES = 8  # lines of feedback shown as a mistake's example

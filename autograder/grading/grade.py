@@ -63,6 +63,10 @@ class GradingError(Exception):
     """Grading could not run at all (not the student's fault: a missing folder, a bad option)."""
 
 
+class NothingToGrade(GradingError):
+    """The submission has nothing the grader can read (no exercises/ folder): the student's to fix, not retried."""
+
+
 class IsolationRequired(GradingError):
     """`--require-isolation`, and the worker would not be isolated here: the grading refuses to run."""
 
@@ -73,7 +77,7 @@ def copy_submission(submission: Path | Submission, target: Path) -> Copied:
     try:
         modules_left_out = copy_modules(submission, target / "exercises")
     except SubmissionError as error:
-        raise GradingError(str(error)) from None
+        raise NothingToGrade(str(error)) from None
     if not (target / "exercises" / "__init__.py").exists():
         (target / "exercises" / "__init__.py").write_text("")
     not_read = [*modules_left_out, *(entry for entry in submission.left_out if submission.module_of(entry.path))]
@@ -258,10 +262,17 @@ def _credited(item: Item, outcome: Outcome, credit: Credit | None) -> Credited |
 
 
 def failed_grading(
-    rubric: Rubric, error: str, seconds: float, environment: dict[str, object] | None = None
+    rubric: Rubric,
+    error: str,
+    seconds: float,
+    environment: dict[str, object] | None = None,
+    failure: Failure = Failure.NOT_GRADED,
 ) -> GradingResult:
-    """The result written when grading itself could not finish: every item at 0, the reason given."""
-    outcome = Outcome(False, f"Not graded: {error}", failure=Failure.NOT_GRADED)
+    """The result written when grading itself could not finish: every item at 0, the reason given.
+
+    `failure`: NOT_GRADED when the submission is why (nothing to read), GRADER_ERROR when it is not the
+    student's doing (a grader bug, a refusal of the machine's): then the gradebook shows no grade, never a 0."""
+    outcome = Outcome(False, f"Not graded: {error}", failure=failure)
     items = [_item_result(item, outcome) for item in rubric.items]
     recorded = environment or {"grader_version": __version__}
     recorded.setdefault("fingerprint", fingerprint(rubric.text).as_dict())

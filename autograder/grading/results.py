@@ -19,8 +19,13 @@ class Failure(StrEnum):
     EXIT = "exit"  # ... the student's code ended it
     OUT_OF_MEMORY = "out of memory"  # ... it reached the memory ceiling
     GRADER_ERROR = "grader error"  # the check itself could not run: not the student's doing
+    NOT_STARTED = "not started"  # the worker did not warm up in time (before any student code): not theirs
     NOT_RUN = "not run"  # the grading stopped before the item
     NOT_GRADED = "not graded"  # the grading could not run at all
+
+
+# failures that are never the student's doing: the grading is tried again, and never stands as a grade
+NOT_THE_STUDENTS = frozenset({Failure.GRADER_ERROR, Failure.NOT_STARTED})
 
 
 @dataclass(frozen=True)

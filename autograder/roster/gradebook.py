@@ -24,6 +24,7 @@ from pathlib import Path
 
 from autograder import TITLE
 from autograder.fingerprint import SHORT, recorded
+from autograder.grading.results import NOT_THE_STUDENTS
 from autograder.rubric import Late, Rubric, days, late_policy, percent
 from autograder.text import cell, code, number
 
@@ -61,6 +62,9 @@ def _grading_problem(document: object, rubric: Rubric) -> str:
     if not isinstance(document, dict) or not isinstance(document.get("tests"), list):
         return "results.json is not a grading result (no tests)"
     extra = document.get("extra_data") if isinstance(document.get("extra_data"), dict) else {}
+    fault = grader_fault(document["tests"])
+    if fault:
+        return fault
     if extra.get("grading_error"):
         return f"grading failed: {extra['grading_error']}"
     names = {test.get("name") for test in document["tests"] if isinstance(test, dict)}
@@ -68,6 +72,20 @@ def _grading_problem(document: object, rubric: Rubric) -> str:
     if missing:
         graded = len(rubric.items) - len(missing)
         return f"graded only {graded} of {len(rubric.items)} items (missing {missing[0]}, ...)"
+    return ""
+
+
+GRADER_ERROR = "not graded: grader error"  # how the error of a grading that is not the student's doing begins
+
+
+def grader_fault(tests: list) -> str:
+    """'not graded: grader error (...)' when an item failed for a reason that is not the student's (a grader
+    error, a worker that did not warm up): such a grading never stands as a grade, not even a 0; else ''."""
+    for test in tests:
+        extra = test.get("extra_data") if isinstance(test, dict) else None
+        if isinstance(extra, dict) and extra.get("failure") in NOT_THE_STUDENTS:
+            lines = str(test.get("output", "")).strip().removeprefix("Not graded: ").splitlines() or [""]
+            return f"{GRADER_ERROR} ({extra['failure']} in {test.get('name')}): {lines[0][:300]}"
     return ""
 
 
@@ -260,7 +278,9 @@ def overview(entries: list[Entry], rubric: Rubric) -> str:
     failed = [entry for entry in entries if entry.total is None]
     totals = [entry.total for entry in graded if entry.total is not None]
     lines = [f"# Gradebook · {TITLE}", ""]
-    lines.append(f"{len(entries)} students: {len(graded)} graded, {len(failed)} without a grade.")
+    faults = sum(entry.error.startswith(GRADER_ERROR) for entry in failed)
+    because = f" ({faults} because of a grader error: grade them again)" if faults else ""
+    lines.append(f"{len(entries)} students: {len(graded)} graded, {len(failed)} without a grade{because}.")
     if totals:
         lines.append(
             f"Total out of {number(rubric.total)}: mean {statistics.mean(totals):.1f}, "

@@ -66,7 +66,7 @@ class IsolationRefused(Exception):
 
 
 class WorkerDied(Exception):
-    """The worker stopped answering: `kind` is timeout, crash, exit or out of memory."""
+    """The worker stopped answering: `kind` is timeout, crash, exit, out of memory or not started."""
 
     def __init__(self, kind: str, detail: str) -> None:
         super().__init__(f"{kind}: {detail}")
@@ -163,7 +163,10 @@ class Worker:
         if self._ready:
             return
         timeout = self.limits.start_timeout
-        ready = _codec().loads(self._wait_for_reply(time.monotonic() + timeout, timeout), self.limits.text)
+        try:  # no student code has run yet: a worker that does not warm up is the machine's failure
+            ready = _codec().loads(self._wait_for_reply(time.monotonic() + timeout, timeout), self.limits.text)
+        except WorkerDied as death:
+            raise WorkerDied("not started", f"the worker did not warm up ({death.detail})") from None
         if not isinstance(ready, dict) or ready.get("ready") is not True:
             self.close()
             raise WorkerDied("crash", "the worker did not start properly")

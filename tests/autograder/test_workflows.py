@@ -153,6 +153,17 @@ def test_its_shards_grade_as_root_with_the_grader_by_its_path_and_hold_no_secret
     assert upload["if"] == "${{ !cancelled() }}" and upload["with"]["overwrite"] is True
 
 
+def test_its_shards_end_their_gradings_before_the_jobs_timeout_so_that_the_grades_made_are_uploaded():
+    grade = roster_jobs()["grade"]
+    assert grade["timeout-minutes"] == grade["env"]["SHARD_MINUTES"], "the budget is reckoned from the timeout"
+    assert 0 < grade["env"]["UPLOAD_MINUTES"] < grade["env"]["SHARD_MINUTES"]
+    assert steps(grade)[0]["run"] == "date +%s > shard-started", "the clock starts with the job"
+    grading = next(step for step in steps(grade) if step.get("name") == "Grade the shard (as root, for isolation)")
+    assert '--time-budget "$budget"' in grading["run"] and "$(cat shard-started)" in grading["run"]
+    after = steps(grade)[steps(grade).index(grading) + 1 :]
+    assert all(step.get("if") == "${{ !cancelled() }}" for step in after), "they run after a grading step that failed"
+
+
 def test_its_gradebook_merges_this_runs_gradings_with_the_previous_runs_results():
     gradebook = roster_jobs()["gradebook"]
     assert gradebook["needs"] == ["setup", "grade"]

@@ -410,3 +410,11 @@ def test_it_keeps_what_the_worker_writes_to_tmp_inside_the_worker_where_the_tier
 def test_it_caps_the_number_of_processes(tier, checked):
     started = checked(tier)["spawn"]
     assert started.endswith("then BlockingIOError"), started
+
+
+def test_a_worker_that_does_not_warm_up_in_time_is_not_started_never_the_students_timeout(sandbox):
+    cold = Worker(make_package(sandbox), sandbox, WorkerLimits(start_timeout=0.001))
+    with cold, pytest.raises(Died) as died:
+        Remote(cold).run("probe.environment")
+    assert died.value.kind == "not started" and "the worker did not warm up" in str(died.value)
+    assert "not your code" in str(died.value)
