@@ -2,6 +2,7 @@
 the gradings of a roster were made by different graders."""
 
 import csv
+import json
 import time
 from pathlib import Path
 
@@ -86,7 +87,7 @@ def test_grade_alls_key_changes_with_the_graders_fingerprint(tmp_path, monkeypat
     submission, out, selected = tmp_path / "submissions" / "ann", tmp_path / "out", rubric.load()
     build_submission(submission)
     out.mkdir()
-    (out / "results.json").write_text("{}")
+    (out / "results.json").write_text(json.dumps({"tests": []}))
     grade_all.record_outcome(submission, out, 0, time.monotonic(), selected, None)
     assert grade_all.up_to_date(submission, out, selected, None)
     own = fingerprint.fingerprint(selected.text)
