@@ -63,10 +63,15 @@ class Limits:
     grading_timeout: float = 600.0  # seconds for a whole grading, start-up included
     memory_mb: int = 4096  # address-space ceiling of the worker
     output_kb: int = 16  # the student's output kept per call
+    disk_mb: int = 256  # what the worker may write to disk, all its files together (and any one file)
 
     @property
     def memory_bytes(self) -> int:
         return self.memory_mb << 20
+
+    @property
+    def disk_bytes(self) -> int:
+        return self.disk_mb << 20
 
     @property
     def output_bytes(self) -> int:

@@ -125,7 +125,12 @@ def limits_from(rubric: Rubric) -> WorkerLimits:
     """The worker's bounds: the rubric's limits, and what its items will import."""
     preload = dict.fromkeys(name for item in rubric.items for name in PRELOAD.get(item.function, ()))
     limits = rubric.limits
-    return WorkerLimits(memory_bytes=limits.memory_bytes, output_bytes=limits.output_bytes, preload=tuple(preload))
+    return WorkerLimits(
+        memory_bytes=limits.memory_bytes,
+        output_bytes=limits.output_bytes,
+        disk_bytes=limits.disk_bytes,
+        preload=tuple(preload),
+    )
 
 
 def grade(submission: Path | Submission, rubric: Rubric, require_isolation: bool | None = None) -> GradingResult:
