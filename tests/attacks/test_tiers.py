@@ -23,9 +23,9 @@ from autograder.sandbox import record
 
 pytestmark = pytest.mark.deployed  # each tier grades with the grader as deployed
 
-MEETS_THE_OS = ("imports", "values_and_cheats", "processes", "kills")
+MEETS_THE_OS = ("imports", "values_and_cheats", "processes", "kills", "disk")
 TIER_GROUPS = {
-    "root": ("imports", "values_and_cheats"),  # a grader's machine, sudo: the deployed grader (test_attacks: editable)
+    "root": ("imports", "values_and_cheats", "disk"),  # a grader's machine, sudo: the deployed grader (test_attacks: editable)
     "docker": MEETS_THE_OS,
     "user namespace": MEETS_THE_OS,
     "landlock": (*MEETS_THE_OS, "hangs", "exits"),
