@@ -25,7 +25,8 @@ pytestmark = pytest.mark.deployed  # each tier grades with the grader as deploye
 
 MEETS_THE_OS = ("imports", "values_and_cheats", "processes", "kills", "disk")
 TIER_GROUPS = {
-    "root": ("imports", "values_and_cheats", "disk"),  # a grader's machine, sudo: the deployed grader (test_attacks: editable)
+    # a grader's machine, sudo: the deployed grader (test_attacks: editable)
+    "root": ("imports", "values_and_cheats", "disk"),
     "docker": MEETS_THE_OS,
     "user namespace": MEETS_THE_OS,
     "landlock": (*MEETS_THE_OS, "hangs", "exits"),
