@@ -32,6 +32,7 @@ PR_SET_PDEATHSIG, PR_SET_CHILD_SUBREAPER = 1, 36
 STOP = {signal.SIGTERM, signal.SIGINT, signal.SIGHUP}
 KILL_ROUNDS_SECONDS = 10.0
 WATCH_SECONDS = 0.1  # as sandbox/disk.py's
+OPEN_FILES_EVERY = 5  # rounds: the deleted files held open are found by a scan of /proc, the costly part
 
 
 def descendants(ancestor: int) -> list[int]:
@@ -91,21 +92,25 @@ class Usage:
     def over(self) -> bool:
         return self.bytes > self.spec["bytes"] or self.files > self.spec["files"]
 
-    def add(self, info: os.stat_result) -> None:
-        if (info.st_dev, info.st_ino) not in self.seen:
-            self.seen.add((info.st_dev, info.st_ino))
-            self.bytes += info.st_blocks * 512
-            self.files += 1
+    def add(self, info: os.stat_result) -> bool:
+        """Count a file or folder once (a folder reached twice, through a link swapped in, is walked once)."""
+        if (info.st_dev, info.st_ino) in self.seen:
+            return False
+        self.seen.add((info.st_dev, info.st_ino))
+        self.bytes += info.st_blocks * 512
+        self.files += 1
+        return True
 
 
-def measure(spec: dict) -> Usage:
-    """The worker's usage now: its folders whole, its uid's entries in the shared ones, its deleted open files."""
+def measure(spec: dict, open_files: bool = True) -> Usage:
+    """The worker's usage now: its folders whole, its uid's entries in the shared ones, and (`open_files`)
+    the deleted files its processes hold open."""
     usage = Usage(spec)
     for path in spec.get("paths", []):
         walk(path, usage, None)
     for path in spec.get("shared", []):
         walk(path, usage, spec.get("uid"), top=True)
-    for pid in descendants(os.getpid()):
+    for pid in descendants(os.getpid()) if open_files else []:
         held_open(pid, usage)
     return usage
 
@@ -120,8 +125,7 @@ def walk(root: str, usage: Usage, owner: int | None, top: bool = False) -> None:
                 info = entry.stat(follow_symlinks=False)
                 if top and folder == root and owner is not None and info.st_uid != owner:
                     continue
-                usage.add(info)
-                if stat.S_ISDIR(info.st_mode):
+                if usage.add(info) and stat.S_ISDIR(info.st_mode):
                     folders.append(entry.path)
 
 
@@ -132,11 +136,20 @@ def entries(folder: str) -> list[os.DirEntry]:
             with os.scandir(folder) as found:
                 return list(found)
         except PermissionError:
-            with contextlib.suppress(OSError):
-                os.chmod(folder, 0o700, follow_symlinks=False)
+            reopen(folder)
         except OSError:
             return []
     return []
+
+
+def reopen(folder: str) -> None:
+    """Give the owner (this user) its rights on `folder` back, never through a link (chmod by an O_PATH handle)."""
+    with contextlib.suppress(OSError):
+        handle = os.open(folder, os.O_PATH | os.O_NOFOLLOW | os.O_DIRECTORY)
+        try:
+            os.chmod(f"/proc/self/fd/{handle}", 0o700)
+        finally:
+            os.close(handle)
 
 
 def held_open(pid: int, usage: Usage) -> None:
@@ -159,7 +172,7 @@ def main(argv: list[str]) -> int:
     options = argv[3 : argv.index("--")]
     watched = json.loads(options[1]) if options[:1] == ["--watch"] else None
     libc = ctypes.CDLL(None, use_errno=True)
-    signal.pthread_sigmask(signal.SIG_BLOCK, STOP | {signal.SIGCHLD})  # taken by sigwaitinfo below, never lost
+    signal.pthread_sigmask(signal.SIG_BLOCK, STOP | {signal.SIGCHLD})  # taken by sigtimedwait below, never lost
     libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
     libc.prctl(PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0)
     if os.getppid() != grader:  # the grader died before the line above
@@ -170,13 +183,14 @@ def main(argv: list[str]) -> int:
     with open(os.devnull, "wb") as null:  # the output pipe stays the worker's alone
         os.dup2(null.fileno(), 1)
         os.dup2(null.fileno(), 2)
-    status, full = None, False
+    status, full, rounds = None, False, 0
     while status is None and not full:
         woken = signal.sigtimedwait(STOP | {signal.SIGCHLD}, WATCH_SECONDS if watched else 3600)
         if woken is not None and woken.si_signo in STOP:
             break
         status = reap().get(worker)
-        full = watched is not None and measure(watched).over()
+        rounds += 1
+        full = watched is not None and measure(watched, rounds % OPEN_FILES_EVERY == 0).over()
     status = kill_all().get(worker, status)
     if full:
         return watched["status"]
