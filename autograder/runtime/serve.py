@@ -23,7 +23,7 @@ from .frames import read_frame, write_frame
 
 PR_SET_PDEATHSIG = 1  # from <linux/prctl.h>
 DISK_ERRORS = {errno.ENOSPC, errno.EFBIG, errno.EDQUOT}  # a write that met the disk bound
-FULL_MARGIN = 1 << 20  # a tmpfs with less free than this is full (as sandbox/disk.py's)
+FULL_MARGIN = 1 << 20  # a tmpfs with less free than this is full: the writes met its bound
 
 
 def _limit(name: str, value: int | None) -> None:

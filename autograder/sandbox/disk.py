@@ -24,9 +24,7 @@ from typing import Any
 
 FULL = "disk full"  # the kind of death (and failure) of a worker that reached its bound
 STATUS = 99  # the supervisor's exit status when it killed the worker for its disk
-WATCH_SECONDS = 0.1  # how often the supervisor measures a watched scratch
 MAX_FILES = 10_000  # entries the worker may make (a tmpfs counts them as inodes)
-FULL_MARGIN = 1 << 20  # a tmpfs with less free than this is full: the worker's writes met its bound
 SHARED = ("/tmp", "/var/tmp", "/dev/shm")  # where any user may write: watched for the worker's own uid
 
 

@@ -31,7 +31,7 @@ import time
 PR_SET_PDEATHSIG, PR_SET_CHILD_SUBREAPER = 1, 36
 STOP = {signal.SIGTERM, signal.SIGINT, signal.SIGHUP}
 KILL_ROUNDS_SECONDS = 10.0
-WATCH_SECONDS = 0.1  # as sandbox/disk.py's
+WATCH_SECONDS = 0.1  # how often a watched worker's disk is measured
 OPEN_FILES_EVERY = 5  # rounds: the deleted files held open are found by a scan of /proc, the costly part
 
 
