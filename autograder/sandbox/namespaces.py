@@ -23,35 +23,36 @@ import shlex
 import shutil
 from pathlib import Path
 
-from autograder.sandbox import paths
+from autograder.rubric import Limits
+from autograder.sandbox import disk, paths
 
 ROOT, USER = "root namespaces", "user namespace"
 UNSHARE = ["--mount", "--net", "--pid", "--fork", "--kill-child", "--mount-proc"]
 PRIVATE = {"/tmp": "tmp", "/var/tmp": "var-tmp"}  # its own, in its disk; /dev/shm too, once /dev is bound
 ROOT_FOLDER = "root"  # in the sandbox: where the worker's root is built (inside the namespace only)
 DISK_FOLDER = "disk"  # in the sandbox: where the worker's disk is mounted (inside the namespace only)
-DEFAULT_DISK = 256 << 20  # bytes, as rubric.Limits' disk_mb
-DEFAULT_FILES = 10_000  # entries, as disk.MAX_FILES
+DEFAULT_DISK = Limits().disk_bytes  # the worker's disk unless the rubric says otherwise
+DEFAULT_FILES = disk.MAX_FILES
 MARK = "autograde-sandbox:"  # starts the line naming the step that failed, on stderr
 
 
 def command(
-    kind: str, sandbox: Path, uid: int | None, worker: list[str], disk: tuple[int, int] = (DEFAULT_DISK, DEFAULT_FILES)
+    kind: str, sandbox: Path, uid: int | None, worker: list[str], space: tuple[int, int] = (DEFAULT_DISK, DEFAULT_FILES)
 ) -> list[str]:
     """`worker` inside new namespaces: `kind` is ROOT or USER; `uid` the user to become (ROOT only);
-    `disk` the bytes and entries it may write, all together."""
+    `space` the bytes and entries it may write, all together."""
     user = ["--user", "--map-root-user"] if kind == USER else []
     unshare = shutil.which("unshare") or "unshare"
-    return [unshare, *user, *UNSHARE, "--", "/bin/sh", "-c", script(kind, sandbox, uid, worker, disk)]
+    return [unshare, *user, *UNSHARE, "--", "/bin/sh", "-c", script(kind, sandbox, uid, worker, space)]
 
 
 def script(
-    kind: str, sandbox: Path, uid: int | None, worker: list[str], disk: tuple[int, int] = (DEFAULT_DISK, DEFAULT_FILES)
+    kind: str, sandbox: Path, uid: int | None, worker: list[str], space: tuple[int, int] = (DEFAULT_DISK, DEFAULT_FILES)
 ) -> str:
     """The shell steps run as (namespace) root: build the worker's root, then enter it without privileges."""
     q = shlex.quote
     root = '"$root"'
-    space = '"$disk"'
+    own = '"$disk"'  # the worker's disk, in the shell
     lines = [
         "set -e",
         "umask 022",
@@ -62,9 +63,9 @@ def script(
         "STEP='mount a tmpfs for the root'",
         f"mount -t tmpfs -o mode=755 tmpfs {root}",
     ]
-    lines += _disk(sandbox, uid, disk)
+    lines += _disk(sandbox, uid, space)
     for private, folder in PRIVATE.items():  # before the binds: an interpreter or a sandbox under /tmp is bound on top
-        bind = f"mount --bind {space}/{folder} {root}{private}"
+        bind = f"mount --bind {own}/{folder} {root}{private}"
         lines += _step(f"make a private {private}", f"mkdir -p {root}{private} && {bind}")
     bound = paths.roots()  # real paths: a link is recreated as a link, its target bound only if granted itself
     for path in bound:
@@ -74,12 +75,12 @@ def script(
         link = f"mkdir -p {root}{q(str(path.parent))} && ln -sfn {q(target)} {root}{q(str(path))}"
         lines += _step(f"link {path}", link)
     lines += _step("bind /dev", f"mkdir -p {root}/dev && mount --rbind /dev {root}/dev")
-    lines += _step("make a private /dev/shm", f"mount --bind {space}/shm {root}/dev/shm")
+    lines += _step("make a private /dev/shm", f"mount --bind {own}/shm {root}/dev/shm")
     lines += _step("mount /proc", f"mkdir -p {root}/proc && mount -t proc proc {root}/proc")
     inside = f"{root}{q(str(sandbox))}"
     read_only = f"mount --bind {q(str(sandbox))} {inside} && mount -o remount,bind,ro {inside}"
     lines += _step("bind the sandbox read-only", f"mkdir -p {inside} && {read_only}")
-    lines += _step("bind the scratch", f"mount --bind {space}/scratch {inside}/scratch")
+    lines += _step("bind the scratch", f"mount --bind {own}/scratch {inside}/scratch")
     for hidden in paths.hidden_paths():  # an installed copy inside a bound library folder
         if any(hidden != path and hidden.is_relative_to(path) for path in bound):
             inside = f"{root}{q(str(hidden))}"
@@ -97,9 +98,9 @@ def script(
     return "\n".join(lines)
 
 
-def _disk(sandbox: Path, uid: int | None, disk: tuple[int, int]) -> list[str]:
-    """The worker's one writable space: a tmpfs of `disk` (bytes, entries) with its tmp, shm and scratch folders."""
-    size, files = disk
+def _disk(sandbox: Path, uid: int | None, space: tuple[int, int]) -> list[str]:
+    """The worker's one writable space: a tmpfs of `space` (bytes, entries) with its tmp, shm and scratch folders."""
+    size, files = space
     tmpfs = f'mount -t tmpfs -o mode=755,size={size},nr_inodes={files + 16} tmpfs "$disk"'
     folders = 'mkdir -m 1777 "$disk/tmp" "$disk/var-tmp" "$disk/shm" && mkdir -m 700 "$disk/scratch"'
     owner = f' && chown {uid}:{uid} "$disk/scratch"' if uid is not None else ""
