@@ -69,10 +69,15 @@ class Limits:
     text_chars: int = 2500  # characters kept of each text an answer brings back (a string, a type name, a message)
     text_lines: int = 100  # lines kept of each such text
     answer_chars: int = 64_000  # characters kept of all the texts of one answer together
+    disk_mb: int = 256  # what the worker may write to disk, all its files together (and any one file)
 
     @property
     def memory_bytes(self) -> int:
         return self.memory_mb << 20
+
+    @property
+    def disk_bytes(self) -> int:
+        return self.disk_mb << 20
 
     @property
     def output_bytes(self) -> int:

@@ -32,6 +32,7 @@ TODO_LABEL = re.compile(r"TODO \d+ · [^:]+")
 DEATH_HINTS = {
     "timeout": "an endless loop, or far too much work?",
     "out of memory": "a tensor far larger than the inputs?",
+    "disk full": "files written in a loop? Keep data in memory: nothing here needs a file.",
     "exit": "sys.exit, os._exit or a kill in your code?",
     "crash": "the Python process itself failed",
     "not started": "not your code: the grader's machine was too busy, and the grading is tried again",
@@ -60,7 +61,7 @@ class ImportFailed(StudentError):
 
 
 class Died(StudentError):
-    """The worker hung, crashed, exited or ran out of memory."""
+    """The worker hung, crashed, exited, ran out of memory or filled its disk."""
 
     def __init__(self, message: str, kind: str) -> None:
         super().__init__(message)

@@ -25,6 +25,7 @@ TROUBLE = {
     Failure.CRASH: "crashed",
     Failure.EXIT: "exited the process",
     Failure.OUT_OF_MEMORY: "ran out of memory",
+    Failure.DISK_FULL: "filled its disk",
     Failure.GRADER_ERROR: "grader error",
     Failure.NOT_STARTED: "worker did not start",
     Failure.NOT_RUN: "did not run",

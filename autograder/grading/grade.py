@@ -131,7 +131,11 @@ def limits_from(rubric: Rubric) -> WorkerLimits:
     preload = dict.fromkeys(name for item in rubric.items for name in PRELOAD.get(item.function, ()))
     limits = rubric.limits
     return WorkerLimits(
-        memory_bytes=limits.memory_bytes, output_bytes=limits.output_bytes, text=limits.text, preload=tuple(preload)
+        memory_bytes=limits.memory_bytes,
+        output_bytes=limits.output_bytes,
+        disk_bytes=limits.disk_bytes,
+        text=limits.text,
+        preload=tuple(preload),
     )
 
 

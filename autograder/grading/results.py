@@ -18,6 +18,7 @@ class Failure(StrEnum):
     CRASH = "crash"  # ... the Python process failed
     EXIT = "exit"  # ... the student's code ended it
     OUT_OF_MEMORY = "out of memory"  # ... it reached the memory ceiling
+    DISK_FULL = "disk full"  # ... it wrote past its disk bound (sandbox/disk.py)
     GRADER_ERROR = "grader error"  # the check itself could not run: not the student's doing
     NOT_STARTED = "not started"  # the worker did not warm up in time (before any student code): not theirs
     NOT_RUN = "not run"  # the grading stopped before the item

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from autograder.sandbox import landlock, namespaces, paths, uid
+from autograder.sandbox import disk, landlock, namespaces, paths, uid
 
 SUPERVISOR = Path(__file__).resolve().parent / "supervisor.py"
 # copied into each sandbox as the package autograde_sandbox
@@ -34,14 +34,25 @@ class Plan:
     seccomp: bool = False
 
 
-def command(plan: Plan, sandbox: Path, worker_uid: int | None, worker: list[str], passed: tuple[int, ...]) -> list[str]:
-    """The whole chain, from the supervisor down to `worker`."""
-    supervisor = [sys.executable, "-I", "-S", str(SUPERVISOR), str(os.getpid()), ",".join(map(str, passed)), "--"]
+def command(
+    plan: Plan,
+    sandbox: Path,
+    worker_uid: int | None,
+    worker: list[str],
+    passed: tuple[int, ...],
+    limit: disk.Bound | None = None,
+) -> list[str]:
+    """The whole chain, from the supervisor down to `worker`; `limit` bounds its disk (the default's otherwise)."""
+    limit = limit or bound(plan, namespaces.DEFAULT_DISK)
+    watch = disk.watch(limit, sandbox / "scratch", worker_uid)
+    supervisor = [sys.executable, "-I", "-S", str(SUPERVISOR), str(os.getpid()), ",".join(map(str, passed)), *watch]
+    supervisor.append("--")
     become = uid.command(worker_uid) if worker_uid is not None else []
+    space = (limit.bytes, limit.files)
     if plan.namespaces == namespaces.ROOT:
-        chain = namespaces.command(namespaces.ROOT, sandbox, worker_uid, worker)
+        chain = namespaces.command(namespaces.ROOT, sandbox, worker_uid, worker, space)
     elif plan.namespaces == namespaces.USER:
-        chain = [*become, *namespaces.command(namespaces.USER, sandbox, None, worker)]
+        chain = [*become, *namespaces.command(namespaces.USER, sandbox, None, worker, space)]
     elif become:
         chain = [*become, *worker]
     elif os.geteuid() == 0 and shutil.which("setpriv"):
@@ -49,6 +60,11 @@ def command(plan: Plan, sandbox: Path, worker_uid: int | None, worker: list[str]
     else:
         chain = worker
     return [*supervisor, *chain]
+
+
+def bound(plan: Plan, size: int) -> disk.Bound:
+    """How this plan's worker is kept to `size` bytes of disk."""
+    return disk.bound(bool(plan.namespaces), bool(plan.landlock), plan.uid, size)
 
 
 def in_worker(plan: Plan, sandbox: Path) -> dict[str, Any]:

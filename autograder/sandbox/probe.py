@@ -272,7 +272,8 @@ def record(plan: layers.Plan, outcome: dict[str, Any], states: dict[str, Layer],
         "seccomp": applied["seccomp"] if plan.seccomp else states.get("seccomp", off),
     }
     exposed = [Exposure(path, grant_of(path, outcome["grants"], plan)) for path in seen["read"]]
-    return Isolation(**held, mechanisms=mechanisms, layers=names, failures=failures, exposed=exposed)
+    space = layers.bound(plan, namespaces.DEFAULT_DISK)  # each worker records its rubric's own size
+    return Isolation(**held, mechanisms=mechanisms, layers=names, failures=failures, exposed=exposed, disk=space)
 
 
 def grant_of(path: str, grants: list[str], plan: layers.Plan) -> str:

@@ -9,6 +9,7 @@ the data, never the text.
 from dataclasses import dataclass, field
 from typing import Any
 
+from autograder.sandbox import disk as disk_bound
 from autograder.sandbox.state import Layer, State
 
 LAYERS = ("namespaces", "uid", "landlock", "seccomp")
@@ -60,6 +61,7 @@ class Isolation:
     layers: dict[str, Layer] = field(default_factory=dict)  # layer (LAYERS) -> its state
     failures: list[Failure] = field(default_factory=list)  # layers this machine should allow that did not start
     exposed: list[Exposure] = field(default_factory=list)  # what the probe read of the instructor's files
+    disk: disk_bound.Bound | None = None  # how what the worker writes is bounded (None: not recorded)
 
     def as_dict(self) -> dict[str, object]:
         record: dict[str, Any] = {name: getattr(self, name) for name in self.__dataclass_fields__}
@@ -67,6 +69,7 @@ class Isolation:
         record["layers"] = {name: layer.as_dict() for name, layer in self.layers.items()}
         record["failures"] = [vars(failure) for failure in self.failures]
         record["exposed"] = [vars(exposure) for exposure in self.exposed]
+        record["disk"] = self.disk.as_dict() if self.disk else None
         record["summary"] = self.summary()  # for people
         return record
 
@@ -85,6 +88,7 @@ class Isolation:
     def summary(self) -> str:
         """One line for the terminal: the layers in force, then any that failed."""
         text = ", ".join(self.in_force()) or "interpreter-level only"
+        text += f", {self.disk}" if self.disk else ""
         return text + "".join(f"; {failure}" for failure in self.failures)
 
     def refusal(self) -> str:
@@ -127,6 +131,7 @@ def from_dict(data: Any) -> Isolation:
         layers={name: Layer.from_dict(state) for name, state in dict(data.get("layers") or {}).items()},
         failures=[Failure(**failure) for failure in data.get("failures") or []],
         exposed=[Exposure(**exposure) for exposure in data.get("exposed") or []],
+        disk=disk_bound.from_dict(data.get("disk")),
     )
 
 

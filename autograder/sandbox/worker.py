@@ -27,7 +27,7 @@ from autograder.locations import RUNTIME
 from autograder.rubric import Limits
 from autograder.runtime.bounds import Bounds
 from autograder.runtime.frames import HEADER, write_frame
-from autograder.sandbox import layers, namespaces, paths, probe, uid
+from autograder.sandbox import disk, layers, namespaces, paths, probe, uid
 from autograder.sandbox.record import Failure
 from autograder.sandbox.state import Layer
 
@@ -53,6 +53,7 @@ class WorkerLimits:
     memory_bytes: int = Limits().memory_bytes
     max_processes: int = 256  # the worker's own processes and threads (see process_ceiling)
     output_bytes: int = Limits().output_bytes  # kept per call; the rest is counted and dropped
+    disk_bytes: int = Limits().disk_bytes  # what it may write, all its files together (see disk)
     text: Bounds = Limits().text  # an answer's texts, cut as it is read
     # an answer's frame: the reference's largest is about 30 KB; reading a frame full of small objects
     # (torch.load's weights-only unpickler is Python, some µs an object) must stay a bounded step
@@ -103,6 +104,8 @@ class Worker:
         self.scratch = sandbox / "scratch"
         self.scratch.mkdir(exist_ok=True)
         self.plan, self.isolation = probe.found()
+        self.disk = layers.bound(self.plan, limits.disk_bytes)
+        self.isolation = replace(self.isolation, disk=self.disk)
         self.uid: int | None = None
         self._lease: uid.Lease | None = None
         self.refused = ""  # why a required layer did not start in this worker
@@ -120,6 +123,8 @@ class Worker:
         response_r, response_w = os.pipe()
         output_r, output_w = os.pipe()
         self.uid = None
+        if self.starts:
+            disk.fresh(self.scratch)  # a fresh worker gets a fresh scratch
         if self.plan.uid:
             self._lease = uid.Lease()
             self.uid = self._lease.uid
@@ -133,12 +138,13 @@ class Worker:
             "response_fd": response_w,
             "memory_bytes": self.limits.memory_bytes,
             "max_processes": process_ceiling(self.plan, self.limits.max_processes),
+            "disk": disk.in_worker(self.disk, self.scratch),
             "preload": list(self.limits.preload),
         }
         environment = {"PATH": "/usr/bin:/bin", "HOME": str(self.scratch), "LANG": "C.UTF-8", "OMP_NUM_THREADS": "1"}
         worker = [sys.executable, "-I", "-S", "-c", BOOT, json.dumps(config)]
         self.process = subprocess.Popen(
-            layers.command(self.plan, self.sandbox, self.uid, worker, (request_r, response_w)),
+            layers.command(self.plan, self.sandbox, self.uid, worker, (request_r, response_w), self.disk),
             stdin=subprocess.DEVNULL,
             stdout=output_w,
             stderr=output_w,
@@ -196,6 +202,9 @@ class Worker:
                 os.close(fd)
         self.process = None
         if self._lease is not None:
+            if not self.plan.namespaces and not self.plan.landlock:  # it could write in /tmp: remove that first
+                uid.kill_all(self._lease.uid)
+                disk.remove_owned(self._lease.uid)
             self._lease.release()
             self._lease = None
 
@@ -223,7 +232,11 @@ class Worker:
             raise self._death("before the call started") from None
         payload = self._wait_for_reply(deadline, timeout)
         self._drain_output()
-        return _codec().loads(payload, self.limits.text)
+        response = _codec().loads(payload, self.limits.text)
+        if isinstance(response, dict) and response.get("phase") == "disk":  # met its bound: the next call starts afresh
+            self.close()
+            raise WorkerDied(disk.FULL, disk.message(self.disk.bytes))
+        return response
 
     def _wait_for_reply(self, deadline: float, timeout: float) -> bytes:
         header = self._read(HEADER.size, deadline, timeout)
@@ -271,6 +284,8 @@ class Worker:
             code = None
         self._drain_output()
         self.close()
+        if code == disk.STATUS or code == 128 + signal.SIGXFSZ:  # the supervisor saw it past its disk bound
+            return WorkerDied(disk.FULL, f"{disk.message(self.disk.bytes)} {when}")
         if code is not None and code > 128:  # the supervisor reports a signal n as 128 + n
             code = 128 - code
         if code is not None and code < 0:

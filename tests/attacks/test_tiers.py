@@ -25,9 +25,10 @@ from autograder.sandbox import record
 
 pytestmark = pytest.mark.deployed  # each tier grades with the grader as deployed
 
-MEETS_THE_OS = ("imports", "values_and_cheats", "processes", "kills", "answers")
+MEETS_THE_OS = ("imports", "values_and_cheats", "processes", "kills", "disk", "answers")
 TIER_GROUPS = {
-    "root": ("imports", "values_and_cheats", "answers"),  # sudo, as deployed (test_attacks: editable)
+    # a grader's machine, sudo: the deployed grader (test_attacks: editable)
+    "root": ("imports", "values_and_cheats", "disk", "answers"),
     "docker": MEETS_THE_OS,
     "user namespace": MEETS_THE_OS,
     "landlock": (*MEETS_THE_OS, "hangs", "exits"),

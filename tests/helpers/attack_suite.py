@@ -71,6 +71,7 @@ class Group:
     limits: dict[str, float] = field(default_factory=dict)  # rubric limits changed to keep the grading short
     cli: bool = False  # graded by `autograde grade` in a subprocess, whose printing is checked too
     settle: float = 0.0  # seconds to give background processes before looking for their traces
+    limits_by_command: bool = False  # its limits hold in the command line's gradings too (a rubric file)
 
     def promised_seconds(self) -> float:
         """What the grader promises a grading takes at most: its grading cap, and one worker's start-up."""
@@ -98,6 +99,7 @@ GROUPS = {
         Group("exits", limits={"memory_mb": 2048}),  # the memory bomb meets the ceiling sooner
         Group("hangs", limits={"call_timeout": 3.0}),  # two timeouts, each followed by a fresh worker
         Group("processes", settle=2.0),
+        Group("disk", limits={"disk_mb": 64}, limits_by_command=True),  # a smaller bound: filled sooner
         Group("values"),
         Group("values_and_state"),
         Group("values_and_cheats"),
@@ -203,6 +205,14 @@ ATTACKS = [
     Attack("fork_bomb", "processes", ("exercises/baseline.py",), {"bag_of_counts": ZERO, "lstm_step": FULL}),
     Attack("background_process", "processes", ("exercises/padding.py",), {"gather_final": ZERO, "masked_mean": FULL}),
     Attack("fake_results_json", "processes", ("exercises/initialisation.py",), {"set_forget_bias": ZERO}),
+    # the disk: every place the worker may write is bounded, its call fails, the next gets a fresh worker
+    Attack(
+        "disk_filler",
+        "disk",
+        ("exercises/padding.py",),
+        {"masked_mean": ZERO, "gather_final": FULL},
+        r"did not finish \(disk full\): your code wrote more than 64 MB to disk",
+    ),
     # return values that are not what they seem
     Attack("return_tensor_subclass", "values", ("exercises/padding.py",), {"gather_final": ZERO}, r"Agreeable"),
     Attack("return_always_equal", "values", ("exercises/recurrence.py",), {"lstm_step": ZERO}),
@@ -468,6 +478,8 @@ def grade_by_command(group: Group, built: Built, graded: Graded, tier: Tier, wor
     grader's group reaches nothing else); `work` is the tier's work folder."""
     argv = [str(python()), "-m", "autograder.cli", "grade", str(built.submission), "--out", str(built.out)]
     argv += ["--only", ",".join(graded_functions(group)), "--require-isolation"]
+    if group.limits_by_command:
+        argv += ["--rubric", str(rubric_with_limits(group, work))]
     limit = group.promised_seconds() + HARNESS_SLACK
     started = time.monotonic()
     process = subprocess.Popen(
@@ -492,6 +504,16 @@ def grade_by_command(group: Group, built: Built, graded: Graded, tier: Tier, wor
     elif process.returncode != 0 and not graded.error:
         graded.error = f"`autograde grade` exited with status {process.returncode}:\n{graded.stdout[-3000:]}"
     time.sleep(group.settle)
+
+
+def rubric_with_limits(group: Group, work: Path) -> Path:
+    """A copy of the rubric with the group's limits, in the tier's work folder (readable by its user)."""
+    text = rubric.load().path.read_text(encoding="utf-8")
+    for name, value in group.limits.items():
+        text = re.sub(rf"^{name} = \S+", f"{name} = {value}", text, count=1, flags=re.MULTILINE)
+    path = work / f"rubric-{group.name}.toml"
+    path.write_text(text, encoding="utf-8")
+    return path
 
 
 def blame(graded: Graded, content: str, text: str) -> None:
