@@ -1,8 +1,10 @@
 """The floor under every layer: the process between the grader and the worker.
 
-    python -I -S supervisor.py GRADER_PID FD[,FD...] -- COMMAND...
+    python -I -S supervisor.py GRADER_PID FD[,FD...] [CGROUP_PROCS...] -- COMMAND...
 
-It starts COMMAND (the worker, inside whatever layers wrap it), passing it the
+It starts COMMAND (the worker, inside whatever layers wrap it), first in the cgroups whose
+cgroup.procs files are given (the child joins them before it execs: nothing of the worker
+runs outside them), passing it the
 inherited descriptors FD (and closing its own copies, so that the worker's death
 closes the pipes), then waits. It is a child subreaper: every process the worker
 starts, even one that forks twice and leaves its session, stays its descendant. When
@@ -79,15 +81,39 @@ def exit_code(status: int) -> int:
     return 128 + os.WTERMSIG(status) if os.WIFSIGNALED(status) else os.WEXITSTATUS(status)
 
 
+def spawn(command: list[str], cgroups: list[str]) -> int:
+    """Start `command` in `cgroups` (its pid written into each cgroup.procs before it execs), signals as by default."""
+    child = os.fork()
+    if child:
+        return child
+    try:
+        for procs in cgroups:
+            with open(procs, "w") as group:
+                group.write(str(os.getpid()))
+    except OSError as error:  # never run the worker outside its group
+        os.write(2, f"cgroup: could not enter the worker's cgroup: {error}\n".encode())
+        os._exit(127)
+    signal.pthread_sigmask(signal.SIG_SETMASK, ())
+    for number in (signal.SIGPIPE, signal.SIGXFSZ):  # ignored by Python, and an ignored signal survives exec
+        signal.signal(number, signal.SIG_DFL)
+    try:
+        os.execv(command[0], command)
+    except OSError as error:
+        os.write(2, f"supervisor: could not start the worker: {error}\n".encode())
+    os._exit(127)
+
+
 def main(argv: list[str]) -> int:
-    grader, passed, command = int(argv[1]), [int(fd) for fd in argv[2].split(",") if fd], argv[4:]
+    grader, passed = int(argv[1]), [int(fd) for fd in argv[2].split(",") if fd]
+    split = argv.index("--", 3)
+    cgroups, command = argv[3:split], argv[split + 1 :]
     libc = ctypes.CDLL(None, use_errno=True)
     signal.pthread_sigmask(signal.SIG_BLOCK, STOP | {signal.SIGCHLD})  # taken by sigwaitinfo below, never lost
     libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
     libc.prctl(PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0)
     if os.getppid() != grader:  # the grader died before the line above
         return 128 + signal.SIGKILL
-    worker = os.posix_spawn(command[0], command, os.environ, setsigmask=(), setsigdef=(signal.SIGPIPE, signal.SIGXFSZ))
+    worker = spawn(command, cgroups)
     for fd in passed:
         os.close(fd)
     with open(os.devnull, "wb") as null:  # the output pipe stays the worker's alone

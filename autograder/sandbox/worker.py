@@ -24,7 +24,7 @@ from typing import Any
 from autograder.locations import RUNTIME
 from autograder.rubric import Limits
 from autograder.runtime.frames import HEADER, write_frame
-from autograder.sandbox import layers, namespaces, paths, probe, uid
+from autograder.sandbox import cgroup, layers, namespaces, paths, probe, uid
 from autograder.sandbox.record import Failure
 from autograder.sandbox.state import Layer
 
@@ -99,6 +99,7 @@ class Worker:
         self.plan, self.isolation = probe.found()
         self.uid: int | None = None
         self._lease: uid.Lease | None = None
+        self._group: cgroup.Group | None = None
         self.refused = ""  # why a required layer did not start in this worker
         self.process: subprocess.Popen[bytes] | None = None
         self.output = b""
@@ -117,6 +118,8 @@ class Worker:
             self._lease = uid.Lease()
             self.uid = self._lease.uid
         layers.prepare(self.plan, self.sandbox, self.uid)
+        if self.plan.cgroup:
+            self._group = probe.new_group(self.limits.max_processes, self.limits.memory_bytes)
         config = {
             "submission": str(self.submission),
             "runtime": str(self.runtime),
@@ -130,22 +133,34 @@ class Worker:
         }
         environment = {"PATH": "/usr/bin:/bin", "HOME": str(self.scratch), "LANG": "C.UTF-8", "OMP_NUM_THREADS": "1"}
         worker = [sys.executable, "-I", "-S", "-c", BOOT, json.dumps(config)]
-        self.process = subprocess.Popen(
-            layers.command(self.plan, self.sandbox, self.uid, worker, (request_r, response_w)),
-            stdin=subprocess.DEVNULL,
-            stdout=output_w,
-            stderr=output_w,
-            pass_fds=(request_r, response_w),
-            cwd=self.scratch,
-            env=environment,
-            start_new_session=True,
-        )
+        try:
+            self.process = subprocess.Popen(
+                layers.command(self.plan, self.sandbox, self.uid, worker, (request_r, response_w), self._procs()),
+                stdin=subprocess.DEVNULL,
+                stdout=output_w,
+                stderr=output_w,
+                pass_fds=(request_r, response_w),
+                cwd=self.scratch,
+                env=environment,
+                start_new_session=True,
+            )
+        except OSError:
+            self._remove_group()
+            raise
         for fd in (request_r, response_w, output_w):
             os.close(fd)
         self._request_w, self._response_r, self._output_r = request_w, response_r, output_r
         os.set_blocking(self._output_r, False)
         self.starts += 1
         self._ready = False
+
+    def _remove_group(self) -> None:
+        if self._group is not None:
+            self._group.remove()
+            self._group = None
+
+    def _procs(self) -> list[str]:
+        return self._group.procs() if self._group is not None else []
 
     def await_ready(self) -> None:
         """The worker says it is ready once torch is imported and warm; only then do call timeouts start.
@@ -170,7 +185,7 @@ class Worker:
         self._ready = True
 
     def close(self) -> None:
-        """Kill the worker and everything it started: the supervisor does, then ends; its uid's processes last."""
+        """Kill the worker and everything it started: the supervisor does, then ends; its cgroup and uid last."""
         if self.process is None:
             return
         with contextlib.suppress(ProcessLookupError):
@@ -185,6 +200,7 @@ class Worker:
             with contextlib.suppress(OSError):
                 os.close(fd)
         self.process = None
+        self._remove_group()
         if self._lease is not None:
             self._lease.release()
             self._lease = None
