@@ -123,7 +123,8 @@ def from_dict(data: Any) -> Isolation:
     """An Isolation record read back from results.json (its typed parts; the summary is for people)."""
     if not isinstance(data, dict):
         return Isolation()
-    flags = {name: bool(data.get(name)) for name in ("separate_user", *REQUIRED, "private_tmp", "own_pid_namespace", "fair_cpu")}
+    named = ("separate_user", *REQUIRED, "private_tmp", "own_pid_namespace", "fair_cpu")
+    flags = {name: bool(data.get(name)) for name in named}
     return Isolation(
         **flags,
         mechanisms={name: list(found) for name, found in dict(data.get("mechanisms") or {}).items()},
