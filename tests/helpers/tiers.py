@@ -29,7 +29,7 @@ import deployed
 import pytest
 from support import SOLUTIONS
 
-from autograder.sandbox import landlock, namespaces, seccomp, uid
+from autograder.sandbox import cgroup, landlock, namespaces, seccomp, uid
 
 USER_ID = 60990  # below the workers' 61000-64999
 STAGE = Path("/dev/shm")  # where the view holds the real folders while it is built
@@ -38,7 +38,7 @@ ENTER = """
 import json, os, sys
 import pytest
 
-from autograder.sandbox import landlock, namespaces, seccomp, uid
+from autograder.sandbox import cgroup, landlock, namespaces, seccomp, uid
 spec = json.loads(sys.argv[1])
 if spec["deny"]:
     seccomp.install(tuple(tuple(rule) for rule in spec["deny"]))
@@ -111,6 +111,7 @@ def expected(tier: Tier) -> Expected:
     layers += ["uid"] if root else []
     layers += ["landlock"] if version else []
     layers += ["seccomp"] if filtered else []
+    layers += ["cgroup"] if root and cgroup.available(cgroup.find()).in_force else []  # as this process sees it
     return Expected(
         hidden=bool(kind) or version >= 1,
         network=bool(kind) or filtered,
