@@ -29,6 +29,7 @@ def grade_roster(students: dict[str, Path], tier: Tier, work: Path, only: list[s
     with (work / "grade-all.log").open("wb") as log:  # for the person reading a failure
         subprocess.run(
             command(tier, argv, work),
+            cwd=work,  # never this checkout: `python -m` would import the grader from there
             env={**environment(tier, work), "TMPDIR": str(tmp)},
             stdout=log,
             stderr=subprocess.STDOUT,
