@@ -7,6 +7,7 @@ The neighbour must get what it gets alone (full marks on the graded items), the 
 earns, and no process nor cgroup of the run may be left. Never a time.
 """
 
+import contextlib
 import os
 import secrets
 from collections.abc import Iterator
@@ -15,7 +16,6 @@ from pathlib import Path
 import attack_suite as suite
 import pytest
 import tiers
-from attack_suite import processes_with
 from neighbours import grade_roster
 from support import SOLUTIONS, build_submission
 
@@ -54,19 +54,28 @@ def test_a_neighbour_gets_what_it_gets_alone_beside_a_cpu_hog(attack, shared_cpu
     try:
         results = grade_roster(students, tiers.TIERS["root"], work, only)
     finally:
-        leftover = processes_with(str(work)) + [pid for pids in suite.survivors(built.tokens).values() for pid in pids]
+        leftover = suite.survivors({"": str(work), **built.tokens})  # given a moment to finish exiting
+        seen = describe(leftover)
         suite.kill_all({"": str(work), **built.tokens})
     assert full_marks(results["neighbour"]), (work / "grade-all.log").read_text()[-3000:]
     assert full_marks(results["attacker"]), "the attacker earns its right answers (rnn_forward: the reference's)"
     for student in results.values():
         assert student["extra_data"]["isolation"]["fair_cpu"], student["extra_data"]["isolation"]
-    assert leftover == [], "a process of the run outlived it"
+    assert leftover == {}, f"a process of the run outlived it: {seen}"
     assert groups_in(shared_cpu_group) == [], "a worker's cgroup outlived the run (each has its cpu folder there)"
 
 
 def full_marks(results: dict) -> bool:
     tests = results.get("tests", [])
     return bool(tests) and all(test["score"] == test["max_score"] for test in tests)
+
+
+def describe(leftover: dict[str, list[int]]) -> list[str]:
+    found = []
+    for pid in (pid for pids in leftover.values() for pid in pids):
+        with contextlib.suppress(OSError):
+            found.append(Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ")[:300].decode(errors="replace"))
+    return found
 
 
 def groups_in(folder: Path) -> list[Path]:
