@@ -2,11 +2,10 @@
 
     python -I -S supervisor.py GRADER_PID FD[,FD...] [CGROUP_PROCS...] -- COMMAND...
 
-It starts COMMAND (the worker, inside whatever layers wrap it), first in the cgroups whose
-cgroup.procs files are given (the child joins them before it execs: nothing of the worker
-runs outside them), passing it the
+It starts COMMAND (the worker, inside whatever layers wrap it), passing it the
 inherited descriptors FD (and closing its own copies, so that the worker's death
-closes the pipes), then waits. It is a child subreaper: every process the worker
+closes the pipes), in the cgroups whose cgroup.procs files are given (the child joins
+them before it execs: nothing of the worker runs outside them), then waits. It is a child subreaper: every process the worker
 starts, even one that forks twice and leaves its session, stays its descendant. When
 the worker ends, when the grader asks (SIGTERM) or when the grader dies (a
 parent-death signal), it kills every descendant, waits for them, and exits with the
