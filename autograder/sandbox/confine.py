@@ -51,6 +51,7 @@ def measure(checks: dict[str, Any]) -> dict[str, Any]:
     found["wrote"] = _try(lambda: _write(checks["write"]))
     parent = os.getppid()  # the supervisor, or 0 outside a PID namespace of its own
     found["signal"] = parent > 1 and _try(lambda: os.kill(parent, 0))  # signal 0: the permission check alone
+    found["cgroups"] = _text("/proc/self/cgroup")  # the cgroup of its own it should be in
     return found
 
 
@@ -60,6 +61,14 @@ def _try(attempt: Any) -> bool:
     except OSError:
         return False
     return True
+
+
+def _text(path: str) -> str:
+    try:
+        with open(path) as handle:
+            return handle.read(4096)
+    except OSError:
+        return ""
 
 
 def _readable(path: str) -> bool:

@@ -1,9 +1,10 @@
 """The layers chosen for a worker (a `Plan`), and the command line that stacks them.
 
-    supervisor  ->  [uid]  ->  [namespaces + chroot]  ->  python -I -S (Landlock, seccomp, limits)
+    supervisor  ->  [cgroup]  ->  [uid]  ->  [namespaces + chroot]  ->  python -I -S (Landlock, seccomp, limits)
 
-The supervisor runs as the grader; the uid and namespace layers wrap the worker's
-command; Landlock and seccomp are applied by the worker to itself (`confine`).
+The supervisor runs as the grader and puts its child in the worker's cgroup before it execs;
+the uid and namespace layers wrap the worker's command; Landlock and seccomp are applied by
+the worker to itself (`confine`).
 """
 
 import functools
@@ -32,6 +33,7 @@ class Plan:
     uid: bool = False  # a uid of its own (the grader is root)
     landlock: int = 0  # the Landlock ABI to apply, 0 for none
     seccomp: bool = False
+    cgroup: bool = False  # a cgroup of its own (the grader is root, the hierarchy writable)
 
 
 def command(
@@ -40,13 +42,15 @@ def command(
     worker_uid: int | None,
     worker: list[str],
     passed: tuple[int, ...],
+    cgroups: list[str] | None = None,
     limit: disk.Bound | None = None,
 ) -> list[str]:
-    """The whole chain, from the supervisor down to `worker`; `limit` bounds its disk (the default's otherwise)."""
+    """The whole chain, from the supervisor down to `worker`; `cgroups`: the cgroup.procs files of its group;
+    `limit` bounds its disk (the default's otherwise)."""
     limit = limit or bound(plan, namespaces.DEFAULT_DISK)
     watch = disk.watch(limit, sandbox / "scratch", worker_uid)
     supervisor = [sys.executable, "-I", "-S", str(SUPERVISOR), str(os.getpid()), ",".join(map(str, passed)), *watch]
-    supervisor.append("--")
+    supervisor += [*(cgroups or []), "--"]
     become = uid.command(worker_uid) if worker_uid is not None else []
     space = (limit.bytes, limit.files)
     if plan.namespaces == namespaces.ROOT:

@@ -25,7 +25,8 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from autograder.sandbox import landlock, layers, namespaces, paths, seccomp, uid
+from autograder.rubric import Limits
+from autograder.sandbox import cgroup, landlock, layers, namespaces, paths, seccomp, uid
 from autograder.sandbox.record import Exposure, Failure, Isolation
 from autograder.sandbox.state import Layer
 
@@ -39,6 +40,7 @@ PROBE = (
 )
 CLEAN_ENVIRONMENT = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"}  # as the worker gets it
 TOOLS = ("unshare", "setpriv", "chroot")
+PROBE_PROCESSES = 64  # the probe's chain is a handful of processes (a worker's group: WorkerLimits.max_processes)
 UNIX_PATH_MAX = 108  # bytes of a Unix socket's path, its final NUL included (sun_path)
 # what a layer in force must give whatever else runs: the probe breaking through it is a failure of its own
 PROMISED = {"namespaces": ("hidden_instructor_files", "no_network"), "landlock": ("hidden_instructor_files",)}
@@ -53,7 +55,7 @@ def available() -> Isolation:
 class Broken:
     """Where the probe's chain stopped: the tool that said so ("namespaces" for their own steps), and its words."""
 
-    tool: str  # "namespaces", "unshare", "setpriv", "chroot", "mount", "worker" or "chain"
+    tool: str  # "namespaces", "unshare", "setpriv", "chroot", "mount", "cgroup", "worker" or "chain"
     said: str
 
     def __str__(self) -> str:
@@ -73,10 +75,16 @@ def found() -> tuple[layers.Plan, Isolation]:
     if not kinds:
         states["namespaces"] = Layer.off(why)
     plan = layers.Plan(uid="uid" not in states, landlock=landlock.abi(), seccomp="seccomp" not in states)
+    plan = replace(plan, cgroup="cgroup" not in states)
     failures: list[Failure] = []
     for kind in [*kinds, ""]:
         tried = replace(plan, namespaces=kind)
         outcome, broken = run(tried)
+        if broken and broken.tool == "cgroup":
+            failures.append(Failure("cgroup", str(broken)))
+            states["cgroup"] = Layer.failed(str(broken))
+            plan = tried = replace(plan, cgroup=False)
+            outcome, broken = run(tried)
         if broken and tried.uid and not (kind and broken.in_namespaces):
             failures.append(Failure("uid", str(broken)))  # e.g. the worker's user may not run this interpreter
             states["uid"] = Layer.failed(str(broken))
@@ -99,10 +107,26 @@ def unavailable() -> dict[str, Layer]:
         states["seccomp"] = Layer.off(f"no filter written for {os.uname().machine}")
     if not uid.possible():
         states["uid"] = Layer.off("the grader is not root" if os.geteuid() else "no CAP_SETUID or no setpriv")
+    groups = cgroup.available(hierarchy())
+    if not groups.in_force:
+        states["cgroup"] = groups
     return states
 
 
-TOOLS_SAYING = tuple((tool, f"{tool}:") for tool in ("unshare", "setpriv", "chroot", "mount"))
+@functools.cache
+def hierarchy() -> cgroup.Hierarchy | str:
+    """Where this grader's workers get their cgroups (found once: a v2 grader moves into a leaf of its own)."""
+    return cgroup.find()
+
+
+def new_group(processes: int, memory_bytes: int) -> cgroup.Group:
+    """A cgroup for one worker, below this grader's (the plan has `cgroup` only where `hierarchy` is one)."""
+    found = hierarchy()
+    assert isinstance(found, cgroup.Hierarchy), found
+    return cgroup.create(found, processes, memory_bytes)
+
+
+TOOLS_SAYING = tuple((tool, f"{tool}:") for tool in ("unshare", "setpriv", "chroot", "mount", "cgroup"))
 TOOL_LINES = (("namespaces", namespaces.MARK), *TOOLS_SAYING)  # the namespaces' own line first, then a tool's
 
 
@@ -140,6 +164,12 @@ def run(plan: layers.Plan) -> tuple[dict[str, Any] | None, Broken | None]:
         lease = uid.Lease() if plan.uid else None
         if lease is not None:
             stack.callback(lease.release)
+        try:
+            group = new_group(PROBE_PROCESSES, Limits().memory_bytes) if plan.cgroup else None
+        except OSError as error:
+            return None, Broken("cgroup", f"could not make the worker's cgroup: {error}")
+        if group is not None:
+            stack.callback(group.remove)
         worker_uid = lease.uid if lease else None
         runtime = layers.prepare(plan, sandbox, worker_uid)
         checks = {"hidden": paths.evidence(paths.hidden_paths()), "write": str(outside / "written")}
@@ -149,7 +179,7 @@ def run(plan: layers.Plan) -> tuple[dict[str, Any] | None, Broken | None]:
         worker = [sys.executable, "-I", "-S", "-c", PROBE, json.dumps(config)]
         try:
             process = subprocess.Popen(
-                layers.command(plan, sandbox, worker_uid, worker, ()),
+                layers.command(plan, sandbox, worker_uid, worker, (), group.procs() if group else []),
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
                 cwd=sandbox / "scratch",
@@ -169,6 +199,7 @@ def run(plan: layers.Plan) -> tuple[dict[str, Any] | None, Broken | None]:
         outcome["heard"] = listeners.heard()
         outcome["wrote_outside"] = (outside / "written").exists()
         outcome["uid"] = worker_uid
+        outcome["group"] = group
         outcome["grants"] = granted(config["confine"], plan)
         return outcome, None
 
@@ -255,6 +286,7 @@ def record(plan: layers.Plan, outcome: dict[str, Any], states: dict[str, Layer],
         "private_tmp": not (seen["wrote"] or outcome["wrote_outside"]),
         "own_pid_namespace": seen["pid"] == 1,
         "no_process_outlives": seen["pid"] == 1 or not seen["signal"],  # or a supervisor it cannot kill
+        "fair_cpu": outcome["group"] is not None and cgroup.joined(seen.get("cgroups", ""), outcome["group"]),
     }
     giving = givers(plan, outcome, applied)
     mechanisms = {name: giving[name] if held[name] else [] for name in held}
@@ -264,16 +296,27 @@ def record(plan: layers.Plan, outcome: dict[str, Any], states: dict[str, Layer],
         broken = [name for name in protections if not held[name]]
         if in_force[layer] and broken:
             failures.append(Failure(layer, f"in force, but the probe broke through: {', '.join(broken)}"))
+    if plan.cgroup and not held["fair_cpu"]:
+        failures.append(Failure("cgroup", "the probe was not in the cgroup made for it"))
     off = Layer.off("not tried")
     names = {
         "namespaces": Layer.on(plan.namespaces) if plan.namespaces else states.get("namespaces", off),
         "uid": Layer.on(uid.NAME) if outcome["uid"] is not None else states.get("uid", off),
         "landlock": applied["landlock"] if plan.landlock else states.get("landlock", off),
         "seccomp": applied["seccomp"] if plan.seccomp else states.get("seccomp", off),
+        "cgroup": cgroup_state(plan, held["fair_cpu"], states.get("cgroup", off)),
     }
     exposed = [Exposure(path, grant_of(path, outcome["grants"], plan)) for path in seen["read"]]
     space = layers.bound(plan, namespaces.DEFAULT_DISK)  # each worker records its rubric's own size
     return Isolation(**held, mechanisms=mechanisms, layers=names, failures=failures, exposed=exposed, disk=space)
+
+
+def cgroup_state(plan: layers.Plan, joined: bool, otherwise: Layer) -> Layer:
+    """The cgroup layer: in force where the probe ran in its group; failed where it was made and not joined."""
+    found = hierarchy()
+    if joined and isinstance(found, cgroup.Hierarchy):
+        return Layer.on(found.describe())
+    return Layer.failed("the probe was not in the cgroup made for it") if plan.cgroup else otherwise
 
 
 def grant_of(path: str, grants: list[str], plan: layers.Plan) -> str:
@@ -302,6 +345,7 @@ def givers(plan: layers.Plan, outcome: dict[str, Any], applied: dict[str, Layer]
         "private_tmp": [*ns, *lock],
         "own_pid_namespace": ns,
         "no_process_outlives": ns if pid_namespace else [*user, *(lock if version >= 6 else [])],
+        "fair_cpu": ["cgroup"] if plan.cgroup else [],
     }
 
 

@@ -12,7 +12,7 @@ from typing import Any
 from autograder.sandbox import disk as disk_bound
 from autograder.sandbox.state import Layer, State
 
-LAYERS = ("namespaces", "uid", "landlock", "seccomp")
+LAYERS = ("namespaces", "uid", "landlock", "seccomp", "cgroup")
 # the protections a grading that counts needs (`--require-isolation`), and what their absence means
 REQUIRED = {
     "hidden_instructor_files": "the worker could read the instructor's files",
@@ -27,7 +27,7 @@ WHERE = "docs/security.md lists what each environment gives"
 class Failure:
     """A layer this machine should allow that did not start (or broke): what was tried, the step that failed."""
 
-    layer: str  # "root namespaces", "user namespace", "uid", "landlock", "seccomp" or "worker"
+    layer: str  # "root namespaces", "user namespace", "uid", "landlock", "seccomp", "cgroup" or "worker"
     step: str  # what failed, e.g. "unshare: unshare failed: Operation not permitted"
     hint: str = ""  # what may stand in the way
 
@@ -57,6 +57,7 @@ class Isolation:
     private_tmp: bool = False
     own_pid_namespace: bool = False
     no_process_outlives: bool = False
+    fair_cpu: bool = False  # a cgroup of its own: the same CPU weight as every worker, its tasks and memory bounded
     mechanisms: dict[str, list[str]] = field(default_factory=dict)  # protection -> the layers (LAYERS) giving it
     layers: dict[str, Layer] = field(default_factory=dict)  # layer (LAYERS) -> its state
     failures: list[Failure] = field(default_factory=list)  # layers this machine should allow that did not start
@@ -89,6 +90,8 @@ class Isolation:
         """One line for the terminal: the layers in force, then any that failed."""
         text = ", ".join(self.in_force()) or "interpreter-level only"
         text += f", {self.disk}" if self.disk else ""
+        if "cgroup" in self.layers and not self.fair_cpu:  # recorded, and not in force: say what bounds the worker
+            text += f", per-uid limits (cgroup {self.layer('cgroup')})"
         return text + "".join(f"; {failure}" for failure in self.failures)
 
     def refusal(self) -> str:
@@ -124,7 +127,8 @@ def from_dict(data: Any) -> Isolation:
     """An Isolation record read back from results.json (its typed parts; the summary is for people)."""
     if not isinstance(data, dict):
         return Isolation()
-    flags = {name: bool(data.get(name)) for name in ("separate_user", *REQUIRED, "private_tmp", "own_pid_namespace")}
+    named = ("separate_user", *REQUIRED, "private_tmp", "own_pid_namespace", "fair_cpu")
+    flags = {name: bool(data.get(name)) for name in named}
     return Isolation(
         **flags,
         mechanisms={name: list(found) for name, found in dict(data.get("mechanisms") or {}).items()},

@@ -1,14 +1,15 @@
 """The floor under every layer: the process between the grader and the worker.
 
-    python -I -S supervisor.py GRADER_PID FD[,FD...] [--watch SPEC] -- COMMAND...
+    python -I -S supervisor.py GRADER_PID FD[,FD...] [--watch SPEC] [CGROUP_PROCS...] -- COMMAND...
 
 It starts COMMAND (the worker, inside whatever layers wrap it), passing it the
 inherited descriptors FD (and closing its own copies, so that the worker's death
-closes the pipes), then waits. It is a child subreaper: every process the worker
-starts, even one that forks twice and leaves its session, stays its descendant. When
-the worker ends, when the grader asks (SIGTERM) or when the grader dies (a
-parent-death signal), it kills every descendant, waits for them, and exits with the
-worker's status (a signal n as 128 + n, as a shell does).
+closes the pipes), in the cgroups whose cgroup.procs files are given (the child joins
+them before it execs: nothing of the worker runs outside them), then waits. It is a child
+subreaper: every process the worker starts, even one that forks twice and leaves its session,
+stays its descendant. When the worker ends, when the grader asks (SIGTERM) or when the grader
+dies (a parent-death signal), it kills every descendant, waits for them, removes the worker's
+cgroups, and exits with the worker's status (a signal n as 128 + n, as a shell does).
 
 With `--watch` (a JSON SPEC, see sandbox/disk.py) it measures, every WATCH_SECONDS, what the
 worker wrote: the folders in `paths`, its own uid's entries in the `shared` ones, and the deleted
@@ -163,21 +164,64 @@ def held_open(pid: int, usage: Usage) -> None:
                         usage.add(info)
 
 
+def remove_groups(cgroups: list[str]) -> None:
+    """Kill whatever is left in the worker's cgroups, then remove them (the grader does too, should this end first)."""
+    deadline = time.monotonic() + KILL_ROUNDS_SECONDS
+    folders = [os.path.dirname(procs) for procs in cgroups]
+    while folders and time.monotonic() < deadline:
+        for procs in cgroups:
+            with contextlib.suppress(OSError, ValueError), open(procs) as members:
+                for pid in members.read().split():
+                    with contextlib.suppress(OSError):
+                        os.kill(int(pid), signal.SIGKILL)
+        for folder in list(folders):
+            with contextlib.suppress(OSError):
+                os.rmdir(folder)  # busy while a task is still exiting: tried again
+            if not os.path.exists(folder):
+                folders.remove(folder)
+        reap()
+        time.sleep(0.005 if folders else 0)
+
+
 def exit_code(status: int) -> int:
     return 128 + os.WTERMSIG(status) if os.WIFSIGNALED(status) else os.WEXITSTATUS(status)
 
 
+def spawn(command: list[str], cgroups: list[str]) -> int:
+    """Start `command` in `cgroups` (its pid written into each cgroup.procs before it execs), signals as by default."""
+    child = os.fork()
+    if child:
+        return child
+    try:
+        for procs in cgroups:
+            with open(procs, "w") as group:
+                group.write(str(os.getpid()))
+    except OSError as error:  # never run the worker outside its group
+        os.write(2, f"cgroup: could not enter the worker's cgroup: {error}\n".encode())
+        os._exit(127)
+    signal.pthread_sigmask(signal.SIG_SETMASK, ())
+    for number in (signal.SIGPIPE, signal.SIGXFSZ):  # ignored by Python, and an ignored signal survives exec
+        signal.signal(number, signal.SIG_DFL)
+    try:
+        os.execv(command[0], command)
+    except OSError as error:
+        os.write(2, f"supervisor: could not start the worker: {error}\n".encode())
+    os._exit(127)
+
+
 def main(argv: list[str]) -> int:
-    grader, passed, command = int(argv[1]), [int(fd) for fd in argv[2].split(",") if fd], argv[argv.index("--") + 1 :]
-    options = argv[3 : argv.index("--")]
+    grader, passed = int(argv[1]), [int(fd) for fd in argv[2].split(",") if fd]
+    split = argv.index("--", 3)
+    options, command = argv[3:split], argv[split + 1 :]
     watched = json.loads(options[1]) if options[:1] == ["--watch"] else None
+    cgroups = options[2:] if watched is not None else options
     libc = ctypes.CDLL(None, use_errno=True)
     signal.pthread_sigmask(signal.SIG_BLOCK, STOP | {signal.SIGCHLD})  # taken by sigtimedwait below, never lost
     libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
     libc.prctl(PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0)
     if os.getppid() != grader:  # the grader died before the line above
         return 128 + signal.SIGKILL
-    worker = os.posix_spawn(command[0], command, os.environ, setsigmask=(), setsigdef=(signal.SIGPIPE, signal.SIGXFSZ))
+    worker = spawn(command, cgroups)
     for fd in passed:
         os.close(fd)
     with open(os.devnull, "wb") as null:  # the output pipe stays the worker's alone
@@ -192,6 +236,7 @@ def main(argv: list[str]) -> int:
         rounds += 1
         full = watched is not None and measure(watched, rounds % OPEN_FILES_EVERY == 0).over()
     status = kill_all().get(worker, status)
+    remove_groups(cgroups)
     if full:
         return watched["status"]
     return 128 + signal.SIGKILL if status is None else exit_code(status)

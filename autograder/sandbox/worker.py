@@ -27,7 +27,7 @@ from autograder.locations import RUNTIME
 from autograder.rubric import Limits
 from autograder.runtime.bounds import Bounds
 from autograder.runtime.frames import HEADER, write_frame
-from autograder.sandbox import disk, layers, namespaces, paths, probe, uid
+from autograder.sandbox import cgroup, disk, layers, namespaces, paths, probe, uid
 from autograder.sandbox.record import Failure
 from autograder.sandbox.state import Layer
 
@@ -108,6 +108,7 @@ class Worker:
         self.isolation = replace(self.isolation, disk=self.disk)
         self.uid: int | None = None
         self._lease: uid.Lease | None = None
+        self._group: cgroup.Group | None = None
         self.refused = ""  # why a required layer did not start in this worker
         self.process: subprocess.Popen[bytes] | None = None
         self.output = b""
@@ -129,6 +130,8 @@ class Worker:
             self._lease = uid.Lease()
             self.uid = self._lease.uid
         layers.prepare(self.plan, self.sandbox, self.uid)
+        if self.plan.cgroup:
+            self._group = probe.new_group(self.limits.max_processes, self.limits.memory_bytes)
         config = {
             "submission": str(self.submission),
             "runtime": str(self.runtime),
@@ -143,22 +146,36 @@ class Worker:
         }
         environment = {"PATH": "/usr/bin:/bin", "HOME": str(self.scratch), "LANG": "C.UTF-8", "OMP_NUM_THREADS": "1"}
         worker = [sys.executable, "-I", "-S", "-c", BOOT, json.dumps(config)]
-        self.process = subprocess.Popen(
-            layers.command(self.plan, self.sandbox, self.uid, worker, (request_r, response_w), self.disk),
-            stdin=subprocess.DEVNULL,
-            stdout=output_w,
-            stderr=output_w,
-            pass_fds=(request_r, response_w),
-            cwd=self.scratch,
-            env=environment,
-            start_new_session=True,
-        )
+        try:
+            self.process = subprocess.Popen(
+                layers.command(
+                    self.plan, self.sandbox, self.uid, worker, (request_r, response_w), self._procs(), self.disk
+                ),
+                stdin=subprocess.DEVNULL,
+                stdout=output_w,
+                stderr=output_w,
+                pass_fds=(request_r, response_w),
+                cwd=self.scratch,
+                env=environment,
+                start_new_session=True,
+            )
+        except OSError:
+            self._remove_group()
+            raise
         for fd in (request_r, response_w, output_w):
             os.close(fd)
         self._request_w, self._response_r, self._output_r = request_w, response_r, output_r
         os.set_blocking(self._output_r, False)
         self.starts += 1
         self._ready = False
+
+    def _remove_group(self) -> None:
+        if self._group is not None:
+            self._group.remove()
+            self._group = None
+
+    def _procs(self) -> list[str]:
+        return self._group.procs() if self._group is not None else []
 
     def await_ready(self) -> None:
         """The worker says it is ready once torch is imported and warm; only then do call timeouts start.
@@ -186,7 +203,7 @@ class Worker:
         self._ready = True
 
     def close(self) -> None:
-        """Kill the worker and everything it started: the supervisor does, then ends; its uid's processes last."""
+        """Kill the worker and everything it started: the supervisor does, then ends; its cgroup and uid last."""
         if self.process is None:
             return
         with contextlib.suppress(ProcessLookupError):
@@ -201,6 +218,7 @@ class Worker:
             with contextlib.suppress(OSError):
                 os.close(fd)
         self.process = None
+        self._remove_group()
         if self._lease is not None:
             if not self.plan.namespaces and not self.plan.landlock:  # it could write in /tmp: remove that first
                 uid.kill_all(self._lease.uid)

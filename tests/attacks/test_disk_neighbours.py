@@ -36,7 +36,8 @@ def test_it_keeps_a_disk_filler_from_its_neighbour_and_from_the_host(name, tmp_p
     finally:
         attacker.server.close()
         suite.kill_all(attacker.tokens)
-    assert set(graded) == {"attacker", "neighbour"}, f"results.json missing in the {name} tier: {sorted(graded)}"
+    missing = [student for student, document in graded.items() if not document]
+    assert missing == [], f"results.json missing in the {name} tier: {missing}"
     assert [test["name"] for test in graded["neighbour"]["tests"] if test["score"] != test["max_score"]] == []
     for test in graded["attacker"]["tests"]:
         if test["name"].startswith("masked_mean"):

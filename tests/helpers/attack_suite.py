@@ -106,6 +106,8 @@ GROUPS = {
         Group("answers"),
         Group("output", cli=True),
         Group("kills", cli=True),
+        Group("spinners"),  # a grading of its own each: the spinners take the processes a thread bomb needs
+        Group("threads"),
     ]
 }
 
@@ -262,6 +264,10 @@ ATTACKS = [
     # killing the grader, or the worker's whole process group (graded by the command line, in its own session)
     Attack("kill_parent", "kills", ("exercises/padding.py",), {"gather_final": ZERO, "masked_mean": FULL}),
     Attack("killpg", "kills", ("exercises/recurrence.py",), {"lstm_step": ZERO}),
+    # CPU: right answers, with spinners or 64 threads left running for the gradings beside it
+    # (tests/autograder/sandbox/test_neighbours.py grades them beside the reference)
+    Attack("cpu_hog", "spinners", ("exercises/baseline.py",), {"bag_of_counts": FULL}),
+    Attack("thread_bomb", "threads", ("exercises/padding.py",), {"masked_mean": FULL}),
 ]
 SLOWEST_FIRST = ("exits", "hangs", "answers", "output", "kills", "processes", "values")
 

@@ -1,6 +1,7 @@
-"""A roster graded as a roster job grades it: `grade-all --jobs 2` in a tier, each student's results read back.
+"""A roster graded by `grade-all --jobs 2` in a tier, as deployed: what each student's results.json says.
 
-The neighbours' tests (an attacker beside another student, the reference) grade with it in each tier.
+The attacks aimed at the other gradings (tests/attacks/test_neighbours.py) grade an attacker beside
+another student (the reference) and compare the neighbour's grade with what it earns alone.
 """
 
 import json
@@ -11,31 +12,46 @@ from pathlib import Path
 
 from tiers import Tier, command, environment, python, work_folder
 
-JOBS = 2  # two gradings at once: the attacker's and its neighbour's
-TIMEOUT = 1800.0  # seconds for the whole roster: a hang, past it
+JOBS = 2  # the attacker and its neighbour at once
+HARNESS_SECONDS = 1800.0  # bounds a hang of the whole run; never a verdict
 
 
 def grade_roster(
     students: dict[str, Path], tier: Tier, work: Path, only: list[str], rubric: Path | None = None
 ) -> dict[str, dict]:
-    """Grade `students` (name -> submission folder) with `grade-all` in `tier`, inside `work` (a folder of
-    the tier's user, see tiers.work_folder); return name -> its results.json, for those that have one."""
-    roster, out = work_folder(work / "roster", tier), work / "graded"
+    """Grade `students` (name -> submission folder) together in `tier`, by `rubric` (the grader's own when None);
+    name -> its results.json ({} if none)."""
+    roster = work_folder(work / "roster", tier)
     for name, submission in students.items():
-        shutil.copytree(submission, roster / name, symlinks=True)
-    tmp = work_folder(work / "tmp", tier)
-    tmp.chmod(0o1777)  # as /tmp: each worker's own uid makes its sandbox's scratch under it
+        shutil.copytree(submission, roster / name)
+    for path in roster.rglob("*"):  # the tier's user owns the roster, as a clone of its own
+        os.chown(path, *owner(work))
+    out, tmp = work_folder(work / "out", tier), work_folder(work / "tmp", tier)
     argv = [str(python()), "-m", "autograder.cli", "grade-all", str(roster), "--out", str(out)]
     argv += ["--jobs", str(JOBS), "--only", ",".join(only), *(["--rubric", str(rubric)] if rubric else [])]
-    subprocess.run(
-        command(tier, argv, work),
-        env={**environment(tier, work), "TMPDIR": str(tmp)},
-        capture_output=True,
-        timeout=TIMEOUT,
-        check=False,
-    )
-    found = {name: out / name / "results.json" for name in students}
-    return {name: json.loads(path.read_text(encoding="utf-8")) for name, path in found.items() if path.exists()}
+    with (work / "grade-all.log").open("wb") as log:  # for the person reading a failure
+        subprocess.run(
+            command(tier, argv, work),
+            cwd=work,  # never this checkout: `python -m` would import the grader from there
+            env={**environment(tier, work), "TMPDIR": str(tmp)},
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            timeout=HARNESS_SECONDS,
+            check=False,
+        )
+    return {name: read(out / name / "results.json") for name in students}
+
+
+def owner(folder: Path) -> tuple[int, int]:
+    status = folder.stat()
+    return status.st_uid, status.st_gid
+
+
+def read(path: Path) -> dict:
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
 
 
 def size(folder: Path) -> int:
