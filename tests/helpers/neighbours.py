@@ -1,0 +1,112 @@
+"""A roster with a neighbour: `autograde grade-all --jobs 2` over a few students in a tier, read back.
+
+    results = grade_roster({"attacker": attacker(["prlimit_others"], folder), "neighbour": reference}, tier, work, only)
+    roster = run_roster(...)    # the same, with the gradebook's rows and the processes left behind
+
+The roster is graded by the grader as deployed (tests/helpers/tiers.py), in a PID namespace of the
+test's own: every process it sees is one of this run's, so an attack may aim at "*" (its
+@@SCOPE@@) and harm nothing else on a shared machine; and, once grade-all has ended, every process
+still in that namespace is one the grading left behind (`Roster.left`).
+"""
+
+import csv
+import json
+import secrets
+import shutil
+import subprocess
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import tiers
+from attack_suite import ATTACKS, SUBMISSIONS, attack_files, laid_over
+from support import SOLUTIONS, build_submission
+
+ROSTER_SECONDS = 1200  # a bound for a hung run only: two students, a few functions
+SETTLE_SECONDS = 3  # what a process left behind gets to show itself once grade-all has ended
+# the namespace's first process: grade-all, then every other process of the namespace (its own pid is 1)
+RUN_THEN_LOOK = f"""
+import json, os, subprocess, sys, time
+status = subprocess.run(sys.argv[1:]).returncode
+time.sleep({SETTLE_SECONDS})
+left = []
+for name in os.listdir("/proc"):
+    if name.isdigit() and int(name) != os.getpid():
+        try:
+            left.append(open(f"/proc/{{name}}/cmdline", "rb").read().replace(b"\\0", b" ").decode(errors="replace"))
+        except OSError:
+            left.append(f"pid {{name}}")
+print(json.dumps({{"status": status, "left": left}}))
+"""
+
+
+@dataclass
+class Roster:
+    """What a roster's run gave: each student's results.json, the gradebook's rows, what was left running."""
+
+    results: dict[str, dict] = field(default_factory=dict)  # student -> parsed results.json (absent: none)
+    gradebook: dict[str, dict[str, str]] = field(default_factory=dict)  # student -> its gradebook.csv row
+    left: list[str] = field(default_factory=list)  # the command lines of the processes left in the namespace
+    status: int | None = None  # grade-all's exit status (None: it did not say)
+    output: str = ""
+
+
+def attacker(attacks: list[str], folder: Path) -> Path:
+    """The reference solutions with `attacks` (folders of tests/attacks/submissions) laid over, aiming at "*"."""
+    submission = build_submission(folder)
+    values = {"@@SCOPE@@": "*", "@@NAME@@": "", "@@PARENT@@": str(folder.parent), "@@REPO@@": "/nonexistent"}
+    for name in attacks:
+        values |= {"@@NAME@@": name, "@@TOKEN@@": str(secrets.randbelow(9 * 10**8) + 10**8)}
+        values["@@MARK@@"] = str(folder.parent / f"mark-{name}")
+        for relative in attack_files(next(attack for attack in ATTACKS if attack.name == name)):
+            text = (SUBMISSIONS / name / relative).read_text()
+            for placeholder, value in values.items():
+                text = text.replace(placeholder, value)
+            (submission / relative).write_text(laid_over(SOLUTIONS, relative, text))
+    return submission
+
+
+def grade_roster(students: dict[str, Path], tier: tiers.Tier, work: Path, only: list[str]) -> dict[str, dict]:
+    """Each student's parsed results.json (absent: none was written) from `run_roster`."""
+    return run_roster(students, tier, work, only).results
+
+
+def run_roster(students: dict[str, Path], tier: tiers.Tier, work: Path, only: list[str], *options: str) -> Roster:
+    """`grade-all --jobs 2 --only ...` over copies of `students` in `tier` (`work`: a fresh folder); `options`
+    go to grade-all (e.g. --no-require-isolation)."""
+    work = tiers.work_folder(work, tier)
+    roster = tiers.work_folder(work / "submissions", tier)
+    for name, submission in students.items():
+        shutil.copytree(submission, roster / name)
+    tmp = tiers.work_folder(work / "tmp", tier)
+    tmp.chmod(0o1777)
+    out = work / "results"
+    argv = [str(tiers.python()), "-m", "autograder.cli", "grade-all", str(roster), "--out", str(out)]
+    argv += ["--jobs", "2", "--only", ",".join(only), *options]
+    inner = tiers.command(tier, [str(tiers.python()), "-I", "-c", RUN_THEN_LOOK, *argv], work)
+    done = subprocess.run(
+        ["unshare", "--pid", "--fork", "--mount-proc", "--", *inner],
+        cwd=work,
+        env={**tiers.environment(tier, work), "TMPDIR": str(tmp)},
+        capture_output=True,
+        text=True,
+        timeout=ROSTER_SECONDS,
+    )
+    found = Roster(output=done.stdout[-4000:] + done.stderr[-4000:])
+    looked = json.loads(done.stdout.strip().splitlines()[-1]) if done.stdout.strip() else {}
+    found.status, found.left = looked.get("status"), looked.get("left", ["(grade-all's run did not report)"])
+    for name in students:
+        if (out / name / "results.json").exists():
+            found.results[name] = json.loads((out / name / "results.json").read_text())
+    if (out / "gradebook.csv").exists():
+        with (out / "gradebook.csv").open(newline="") as handle:
+            found.gradebook = {row["student"]: row for row in csv.DictReader(handle)}
+    return found
+
+
+def full_marks(results: dict) -> list[str]:
+    """The items of a results.json that did not get full marks (empty: every one did)."""
+    return [f"{test['name']}: {test['score']}/{test['max_score']}" for test in results["tests"] if not passed(test)]
+
+
+def passed(test: dict) -> bool:
+    return test["score"] == test["max_score"] and test.get("status") == "passed"
