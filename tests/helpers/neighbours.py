@@ -14,6 +14,7 @@ import json
 import secrets
 import shutil
 import subprocess
+import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -28,6 +29,11 @@ RUN_THEN_LOOK = f"""
 import json, os, subprocess, sys, time
 status = subprocess.run(sys.argv[1:]).returncode
 time.sleep({SETTLE_SECONDS})
+try:
+    while os.waitpid(-1, os.WNOHANG)[0]:  # the namespace's init reaps the orphans that have ended
+        pass
+except ChildProcessError:
+    pass
 left = []
 for name in os.listdir("/proc"):
     if name.isdigit() and int(name) != os.getpid():
@@ -77,20 +83,23 @@ def run_roster(students: dict[str, Path], tier: tiers.Tier, work: Path, only: li
     roster = tiers.work_folder(work / "submissions", tier)
     for name, submission in students.items():
         shutil.copytree(submission, roster / name)
-    tmp = tiers.work_folder(work / "tmp", tier)
-    tmp.chmod(0o1777)
     out = work / "results"
     argv = [str(tiers.python()), "-m", "autograder.cli", "grade-all", str(roster), "--out", str(out)]
     argv += ["--jobs", "2", "--only", ",".join(only), *options]
     inner = tiers.command(tier, [str(tiers.python()), "-I", "-c", RUN_THEN_LOOK, *argv], work)
-    done = subprocess.run(
-        ["unshare", "--pid", "--fork", "--mount-proc", "--", *inner],
-        cwd=work,
-        env={**tiers.environment(tier, work), "TMPDIR": str(tmp)},
-        capture_output=True,
-        text=True,
-        timeout=ROSTER_SECONDS,
-    )
+    tmp = tiers.work_folder(Path(tempfile.mkdtemp(prefix="autograde-roster-")), tier)  # short: a socket's there
+    tmp.chmod(0o1777)
+    try:
+        done = subprocess.run(
+            ["unshare", "--pid", "--fork", "--mount-proc", "--", *inner],
+            cwd=work,
+            env={**tiers.environment(tier, work), "TMPDIR": str(tmp)},
+            capture_output=True,
+            text=True,
+            timeout=ROSTER_SECONDS,
+        )
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
     found = Roster(output=done.stdout[-4000:] + done.stderr[-4000:])
     looked = json.loads(done.stdout.strip().splitlines()[-1]) if done.stdout.strip() else {}
     found.status, found.left = looked.get("status"), looked.get("left", ["(grade-all's run did not report)"])
