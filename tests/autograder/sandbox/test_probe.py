@@ -121,3 +121,13 @@ def test_it_finds_the_processes_left_behind_by_their_existence_and_ends_them(tmp
         assert probe.left_behind(mark) == [left.pid]
         assert left.wait(timeout=30) == -9  # SIGKILL
     assert probe.left_behind(mark) == []
+
+
+def test_it_records_a_process_left_behind_where_the_supervisor_does_not_end_it(monkeypatch, tmp_path, landlock_alone):
+    careless = tmp_path / "careless_supervisor.py"  # runs the worker and ends nothing
+    careless.write_text(
+        "import os, sys\ncommand = sys.argv[sys.argv.index('--') + 1 :]\nos.execv(command[0], command)\n"
+    )
+    monkeypatch.setattr(layers, "SUPERVISOR", careless)
+    isolation = probe.available()
+    assert not isolation.no_process_outlives and "no_process_outlives" in isolation.missing(), isolation
