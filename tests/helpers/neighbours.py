@@ -24,23 +24,32 @@ from support import SOLUTIONS, build_submission
 
 ROSTER_SECONDS = 1200  # a bound for a hung run only: two students, a few functions
 SETTLE_SECONDS = 3  # what a process left behind gets to show itself once grade-all has ended
+ENDING_SECONDS = 60  # a bound only: grade-all's fork server ends by itself once grade-all has (on a busy machine, late)
+FORK_SERVER = "multiprocessing.forkserver"  # in its command line: the grader's own, waited for (not a student's)
 # the namespace's first process: grade-all, then every other process of the namespace (its own pid is 1)
 RUN_THEN_LOOK = f"""
 import json, os, subprocess, sys, time
 status = subprocess.run(sys.argv[1:]).returncode
 time.sleep({SETTLE_SECONDS})
-try:
-    while os.waitpid(-1, os.WNOHANG)[0]:  # the namespace's init reaps the orphans that have ended
+def others():
+    try:
+        while os.waitpid(-1, os.WNOHANG)[0]:  # the namespace's init reaps the orphans that have ended
+            pass
+    except ChildProcessError:
         pass
-except ChildProcessError:
-    pass
-left = []
-for name in os.listdir("/proc"):
-    if name.isdigit() and int(name) != os.getpid():
-        try:
-            left.append(open(f"/proc/{{name}}/cmdline", "rb").read().replace(b"\\0", b" ").decode(errors="replace"))
-        except OSError:
-            left.append(f"pid {{name}}")
+    found = []
+    for name in os.listdir("/proc"):
+        if name.isdigit() and int(name) != os.getpid():
+            try:
+                command = open(f"/proc/{{name}}/cmdline", "rb").read().replace(b"\\0", b" ")
+                found.append(command.decode(errors="replace"))
+            except OSError:
+                found.append(f"pid {{name}}")
+    return found
+deadline = time.monotonic() + {ENDING_SECONDS}
+while any({FORK_SERVER!r} in line for line in others()) and time.monotonic() < deadline:
+    time.sleep(0.5)
+left = others()
 print(json.dumps({{"status": status, "left": left}}))
 """
 
