@@ -7,9 +7,8 @@ layers and tries what a student would: read an instructor's file, connect over T
 UDP and a Unix socket to listeners this process holds, write outside its sandbox,
 signal its supervisor, change its supervisor's limits and scheduling, and leave a
 process behind (looked for in /proc once the chain has ended). The record says what
-held and which layer gave it. A layer
-that fails to start is named with the step that failed, left out, and the chain
-tried again without it.
+held and which layer gave it. A layer that fails to start is named with the step that
+failed, left out, and the chain tried again without it.
 """
 
 import contextlib
