@@ -41,10 +41,12 @@ def others():
     for name in os.listdir("/proc"):
         if name.isdigit() and int(name) != os.getpid():
             try:
+                stat = open(f"/proc/{{name}}/stat", "rb").read().decode(errors="replace")
                 command = open(f"/proc/{{name}}/cmdline", "rb").read().replace(b"\\0", b" ")
-                found.append(command.decode(errors="replace"))
             except OSError:
-                found.append(f"pid {{name}}")
+                continue  # ended meanwhile
+            if stat.rsplit(")", 1)[1].split()[0] not in ("Z", "X"):  # a zombie has ended (its parent reaps it)
+                found.append(f"{{command.decode(errors='replace')}} ({{stat[:120]}})")
     return found
 deadline = time.monotonic() + {ENDING_SECONDS}
 while any({FORK_SERVER!r} in line for line in others()) and time.monotonic() < deadline:
