@@ -5,9 +5,10 @@ allows user namespaces, Landlock's ABI, seccomp) goes into a plan; the whole cha
 then runs once with a probe in place of the worker. The probe applies the in-process
 layers and tries what a student would: read an instructor's file, connect over TCP,
 UDP and a Unix socket to listeners this process holds, write outside its sandbox,
-signal its supervisor. The record says what held and which layer gave it. A layer
-that fails to start is named with the step that failed, left out, and the chain
-tried again without it.
+signal its supervisor, change its supervisor's limits and scheduling, and leave a
+process behind (looked for in /proc once the chain has ended). The record says what
+held and which layer gave it. A layer that fails to start is named with the step that
+failed, left out, and the chain tried again without it.
 """
 
 import contextlib
@@ -36,14 +37,26 @@ PROBE = (
     "sys.path[:0] = [config['runtime']]\n"
     "from autograde_sandbox import confine\n"
     "report = confine.confine(config['confine'])\n"
-    "print(json.dumps({'layers': report, 'found': confine.measure(config['checks'])}))\n"
+    "print(json.dumps({'layers': report, 'found': confine.measure(config['checks'])}), flush=True)\n"
+    "import os\n"
+    "if os.fork() == 0:\n"  # a process left behind, out of its session: the supervisor must end it
+    "    os.setsid()\n"
+    "    null = os.open(os.devnull, os.O_RDWR)\n"
+    "    for fd in (0, 1, 2):\n"
+    "        os.dup2(null, fd)\n"
+    "    __import__('time').sleep(60)\n"
+    "    os._exit(0)\n"
 )
 CLEAN_ENVIRONMENT = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"}  # as the worker gets it
 TOOLS = ("unshare", "setpriv", "chroot")
 PROBE_PROCESSES = 64  # the probe's chain is a handful of processes (a worker's group: WorkerLimits.max_processes)
 UNIX_PATH_MAX = 108  # bytes of a Unix socket's path, its final NUL included (sun_path)
 # what a layer in force must give whatever else runs: the probe breaking through it is a failure of its own
-PROMISED = {"namespaces": ("hidden_instructor_files", "no_network"), "landlock": ("hidden_instructor_files",)}
+PROMISED = {
+    "namespaces": ("hidden_instructor_files", "no_network"),
+    "landlock": ("hidden_instructor_files",),
+    "seccomp": ("others_out_of_reach",),
+}
 
 
 def available() -> Isolation:
@@ -189,6 +202,8 @@ def run(plan: layers.Plan) -> tuple[dict[str, Any] | None, Broken | None]:
             stdout, stderr = process.communicate(timeout=60)
         except (OSError, subprocess.SubprocessError) as error:
             return None, Broken("chain", f"could not run the chain: {error}")
+        finally:
+            outlived = left_behind(str(sandbox))  # the chain has ended: nothing of it may be running
         try:
             outcome = json.loads(stdout.decode().strip().splitlines()[-1])
         except (ValueError, IndexError):
@@ -200,8 +215,20 @@ def run(plan: layers.Plan) -> tuple[dict[str, Any] | None, Broken | None]:
         outcome["wrote_outside"] = (outside / "written").exists()
         outcome["uid"] = worker_uid
         outcome["group"] = group
+        outcome["outlived"] = outlived
         outcome["grants"] = granted(config["confine"], plan)
         return outcome, None
+
+
+def left_behind(mark: str) -> list[int]:
+    """The processes whose command line holds `mark` (the probe's sandbox), killed once found."""
+    found = []
+    for name in os.listdir("/proc"):
+        with contextlib.suppress(OSError):
+            if name.isdigit() and mark.encode() in Path(f"/proc/{name}/cmdline").read_bytes():
+                found.append(int(name))
+                os.kill(int(name), 9)  # SIGKILL: the probe's own process, which the supervisor should have ended
+    return found
 
 
 def short_folder() -> str:
@@ -285,13 +312,17 @@ def record(plan: layers.Plan, outcome: dict[str, Any], states: dict[str, Layer],
         "hidden_instructor_files": not seen["read"],
         "private_tmp": not (seen["wrote"] or outcome["wrote_outside"]),
         "own_pid_namespace": seen["pid"] == 1,
-        "no_process_outlives": seen["pid"] == 1 or not seen["signal"],  # or a supervisor it cannot kill
+        # none was left, and none could be: a PID namespace or a supervisor it cannot kill
         "fair_cpu": outcome["group"] is not None and cgroup.joined(seen.get("cgroups", ""), outcome["group"]),
+        "no_process_outlives": not outcome["outlived"] and (seen["pid"] == 1 or not seen["signal"]),
+        "others_out_of_reach": not seen["reached"],
     }
     giving = givers(plan, outcome, applied)
     mechanisms = {name: giving[name] if held[name] else [] for name in held}
     failures = [*failures, *(Failure(name, layer.detail) for name, layer in applied.items() if layer.broke)]
-    in_force = {"namespaces": bool(plan.namespaces), "landlock": applied["landlock"].in_force}
+    in_force = {name: applied[name].in_force for name in ("landlock", "seccomp")} | {
+        "namespaces": bool(plan.namespaces)
+    }
     for layer, protections in PROMISED.items():
         broken = [name for name in protections if not held[name]]
         if in_force[layer] and broken:
@@ -346,6 +377,7 @@ def givers(plan: layers.Plan, outcome: dict[str, Any], applied: dict[str, Layer]
         "own_pid_namespace": ns,
         "no_process_outlives": ns if pid_namespace else [*user, *(lock if version >= 6 else [])],
         "fair_cpu": ["cgroup"] if plan.cgroup else [],
+        "others_out_of_reach": ns if pid_namespace else [*user, *filtered],
     }
 
 

@@ -18,6 +18,8 @@ REQUIRED = {
     "hidden_instructor_files": "the worker could read the instructor's files",
     "no_network": "the worker could reach the network",
     "no_process_outlives": "a process the worker starts could outlive the grading",
+    "others_out_of_reach": "the worker could change another process's limits or scheduling (the grader's, "
+    "another student's worker's)",
 }
 ROOT_OR_NAMESPACES = ("run the grader as root (or with sudo)", "allow unprivileged user namespaces")
 WHERE = "docs/security.md lists what each environment gives"
@@ -58,6 +60,7 @@ class Isolation:
     own_pid_namespace: bool = False
     no_process_outlives: bool = False
     fair_cpu: bool = False  # a cgroup of its own: the same CPU weight as every worker, its tasks and memory bounded
+    others_out_of_reach: bool = False  # no call on another process by its id passes: prlimit64, setpriority...
     mechanisms: dict[str, list[str]] = field(default_factory=dict)  # protection -> the layers (LAYERS) giving it
     layers: dict[str, Layer] = field(default_factory=dict)  # layer (LAYERS) -> its state
     failures: list[Failure] = field(default_factory=list)  # layers this machine should allow that did not start
@@ -111,6 +114,8 @@ class Isolation:
     def advice(self, missing: list[str]) -> str:
         """What would give the missing protections here, by this machine's facts (its Landlock ABI)."""
         landlock, meanwhile = self.layer("landlock"), " or ".join(ROOT_OR_NAMESPACES)
+        if missing == ["others_out_of_reach"]:  # the seccomp filter alone gives it without a uid or namespaces
+            return f"The seccomp filter is not in force here ({self.layer('seccomp')}); {meanwhile}; {WHERE}"
         if "hidden_instructor_files" in missing and landlock.in_force:  # in force, and a file was read all the same
             return (
                 f"Landlock (ABI {landlock.abi}) is in force here, but a grant let the probe through: a defect of "

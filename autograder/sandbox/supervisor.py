@@ -17,7 +17,12 @@ files its processes hold open; past `bytes` or `files` it kills them all and exi
 
 It keeps the worker from leaving a process behind only where the worker cannot
 signal it: another uid, another PID namespace, or a Landlock domain of ABI 6 and
-later. Standard library only; it runs as the grader's user, outside every layer.
+later. Nor may the worker change its limits (seccomp refuses `prlimit64` on another
+process), but it holds what it needs to clean up before the worker starts all the
+same: its own children's list, open, read again in place. Killing its children one
+round after another needs no new descriptor (the orphans of each round come back to
+it), so even a `RLIMIT_NOFILE` of 0 cannot stop it. Standard library only; it runs as
+the grader's user, outside every layer.
 """
 
 import contextlib
@@ -69,12 +74,32 @@ def reap() -> dict[int, int]:
         ended[pid] = status
 
 
-def kill_all() -> dict[int, int]:
-    """SIGKILL every descendant, again and again, until none is left (orphans come back to this subreaper)."""
+def own_children() -> int | None:
+    """This process's list of children, opened now (None where the kernel has none: no CONFIG_PROC_CHILDREN)."""
+    try:
+        return os.open(f"/proc/{os.getpid()}/task/{os.getpid()}/children", os.O_RDONLY | os.O_CLOEXEC)
+    except OSError:
+        return None
+
+
+def children(listing: int) -> list[int]:
+    """The children in `listing` (an open own_children()), read again from its start: no new descriptor."""
+    text, offset = b"", 0
+    try:
+        while chunk := os.pread(listing, 1 << 16, offset):
+            text, offset = text + chunk, offset + len(chunk)
+    except OSError:
+        return descendants(os.getpid())
+    return [int(pid) for pid in text.split()]
+
+
+def kill_all(listing: int | None = None) -> dict[int, int]:
+    """SIGKILL every descendant, again and again, until none is left (orphans come back to this subreaper):
+    the children in `listing` each round, or every descendant found in /proc where there is none."""
     ended: dict[int, int] = {}
     deadline = time.monotonic() + KILL_ROUNDS_SECONDS
     while True:
-        found = descendants(os.getpid())
+        found = children(listing) if listing is not None else descendants(os.getpid())
         for pid in found:
             with contextlib.suppress(OSError):
                 os.kill(pid, signal.SIGKILL)
@@ -221,6 +246,7 @@ def main(argv: list[str]) -> int:
     libc.prctl(PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0)
     if os.getppid() != grader:  # the grader died before the line above
         return 128 + signal.SIGKILL
+    listing = own_children()  # before the worker exists
     worker = spawn(command, cgroups)
     for fd in passed:
         os.close(fd)
@@ -235,7 +261,7 @@ def main(argv: list[str]) -> int:
         status = reap().get(worker)
         rounds += 1
         full = watched is not None and measure(watched, rounds % OPEN_FILES_EVERY == 0).over()
-    status = kill_all().get(worker, status)
+    status = kill_all(listing).get(worker, status)
     remove_groups(cgroups)
     if full:
         return watched["status"]

@@ -10,7 +10,7 @@ from pathlib import Path
 import attack_suite as suite
 import pytest
 import tiers
-from neighbours import grade_roster, size
+from neighbours import run_roster
 from support import SOLUTIONS, build_submission
 
 pytestmark = pytest.mark.deployed  # each tier grades with the grader as deployed
@@ -32,12 +32,12 @@ def test_it_keeps_a_disk_filler_from_its_neighbour_and_from_the_host(name, tmp_p
     attacker = suite.build(group, tiers.work_folder(work / "attacker", tier))
     try:
         students = {"attacker": attacker.submission, "neighbour": build_submission(work / "neighbour", SOLUTIONS)}
-        graded = grade_roster(students, tier, work, ONLY, suite.rubric_with_limits(group, work))
+        roster = run_roster(students, tier, work / "roster", ONLY, rubric=suite.rubric_with_limits(group, work))
+        graded = roster.results
     finally:
         attacker.server.close()
         suite.kill_all(attacker.tokens)
-    missing = [student for student, document in graded.items() if not document]
-    assert missing == [], f"results.json missing in the {name} tier: {missing}"
+    assert set(graded) == {"attacker", "neighbour"}, f"results.json missing in the {name} tier: {roster.output}"
     assert [test["name"] for test in graded["neighbour"]["tests"] if test["score"] != test["max_score"]] == []
     for test in graded["attacker"]["tests"]:
         if test["name"].startswith("masked_mean"):
@@ -51,4 +51,5 @@ def test_it_keeps_a_disk_filler_from_its_neighbour_and_from_the_host(name, tmp_p
     for path in escaped:
         path.unlink()
     assert escaped == [], "the attack wrote outside its bound"
-    assert size(work / "tmp") < LEFT_BEHIND, "the gradings left files on the host's disk"
+    assert roster.left_on_disk < LEFT_BEHIND, "the gradings left files on the host's disk"
+    assert roster.left == [], roster.left

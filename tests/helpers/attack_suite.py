@@ -13,7 +13,9 @@ Placeholders in those files say where an attack would like to write, and what it
 @@NAME@@ the attack, @@MARK@@ /tmp/autograde-attack-<name>-<token>, @@PARENT@@ the folder holding
 the submission, @@SUBMISSION@@ and @@OUT@@ the submission and its results folder, @@REPO@@ this
 repository, @@TOKEN@@ digits in the command line of every process it starts, @@PORT@@ the loopback
-port of a server the test runs, which hands the reference's set_forget_bias to whoever connects.
+port of a server the test runs, which hands the reference's set_forget_bias to whoever connects,
+@@SCOPE@@ what an attack on other processes may aim at (the folder its grading's command lines
+name, or "*" for every process it sees, in a PID namespace of the test's own).
 Every attack is bounded on its own (in time, memory and processes), connects
 to the loopback only and aims only at those places, so it is safe on a shared machine even where the
 grader fails to stop it.
@@ -108,6 +110,7 @@ GROUPS = {
         Group("kills", cli=True),
         Group("spinners"),  # a grading of its own each: the spinners take the processes a thread bomb needs
         Group("threads"),
+        Group("reach", cli=True, settle=2.0),  # other processes: the grader, the supervisor, other workers
     ]
 }
 
@@ -268,6 +271,11 @@ ATTACKS = [
     # (tests/autograder/sandbox/test_neighbours.py grades them beside the reference)
     Attack("cpu_hog", "spinners", ("exercises/baseline.py",), {"bag_of_counts": FULL}),
     Attack("thread_bomb", "threads", ("exercises/padding.py",), {"masked_mean": FULL}),
+    # changing other processes by their id, without a signal (graded by the command line, in its own session);
+    # each returns the reference's answer unless a call got through: it earns full marks only where all are refused
+    Attack("prlimit_others", "reach", ("exercises/padding.py",), {"gather_final": FULL, "masked_mean": FULL}),
+    Attack("starve_supervisor", "reach", ("exercises/recurrence.py",), {"lstm_step": FULL}),
+    Attack("reschedule_others", "reach", ("exercises/initialisation.py",), {"set_forget_bias": FULL}),
 ]
 SLOWEST_FIRST = ("exits", "hangs", "answers", "output", "kills", "processes", "values")
 
@@ -347,6 +355,7 @@ def build(group: Group, folder: Path) -> Built:
             "@@REPO@@": str(ROOT),
             "@@TOKEN@@": token,
             "@@PORT@@": port,
+            "@@SCOPE@@": str(folder),
         }
         for relative in attack_files(attack):
             text = (SUBMISSIONS / attack.name / relative).read_text()

@@ -86,6 +86,7 @@ class Expected:
     network: bool  # no connection leaves the worker
     private_tmp: bool  # nothing the worker writes to /tmp lands in the machine's /tmp
     no_leftovers: bool  # no process the worker starts outlives the grading
+    out_of_reach: bool  # no call on another process by its id passes (prlimit64, setpriority, ...)
     layers: tuple[str, ...]  # the layers (record.LAYERS) results.json names as in force
     failing: tuple[str, ...] = ()  # the layers the machine seems to allow that must fail to start
     namespaces: str = ""  # the kind in force (namespaces.ROOT or USER), "" for none
@@ -93,8 +94,8 @@ class Expected:
 
     @property
     def refused(self) -> bool:
-        """--require-isolation refuses: instructor files, the network or leftover processes exposed."""
-        return not (self.hidden and self.network and self.no_leftovers)
+        """--require-isolation refuses: instructor files, the network, leftover processes or others exposed."""
+        return not (self.hidden and self.network and self.no_leftovers and self.out_of_reach)
 
 
 def expected(tier: Tier) -> Expected:
@@ -119,6 +120,7 @@ def expected(tier: Tier) -> Expected:
         network=bool(kind) or filtered,
         private_tmp=bool(kind) or version >= 1,
         no_leftovers=bool(kind) or root or version >= 6,  # a PID namespace, a uid, or Landlock's signal scope
+        out_of_reach=bool(kind) or root or filtered,  # a PID namespace, a uid, or the seccomp filter
         layers=tuple(layers),
         failing=(namespaces.USER,) if tried_in_vain else (),
         namespaces=kind,
