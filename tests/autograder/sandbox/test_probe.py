@@ -3,6 +3,7 @@
 import subprocess
 import sys
 import tempfile
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -115,9 +116,16 @@ def test_it_finds_another_process_within_reach_without_the_filter(monkeypatch, l
     assert "others_out_of_reach" in isolation.missing()
 
 
+def started(pid: int, mark: str) -> None:
+    """Wait until `pid` has exec'd its command (until then its command line is this process's)."""
+    while mark.encode() not in Path(f"/proc/{pid}/cmdline").read_bytes():
+        time.sleep(0.01)
+
+
 def test_it_finds_the_processes_left_behind_by_their_existence_and_ends_them(tmp_path):
     mark = str(tmp_path / "sandbox")
     with subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)", mark]) as left:
+        started(left.pid, mark)
         assert probe.left_behind(mark) == [left.pid]
         assert left.wait(timeout=30) == -9  # SIGKILL
     assert probe.left_behind(mark) == []
