@@ -33,6 +33,14 @@ def train_classifier(
     eval_lengths: torch.Tensor | None,
 ) -> torch.Tensor:
     """Train the student's SequenceClassifier with last-state pooling; predict the evaluation rows."""
+    model = fit_classifier(resolve, recipe, tokens, lengths, labels)
+    return predict_classifier(resolve, model, eval_tokens, eval_lengths)
+
+
+def fit_classifier(
+    resolve: Any, recipe: dict[str, Any], tokens: torch.Tensor, lengths: torch.Tensor | None, labels: torch.Tensor
+) -> nn.Module:
+    """The student's SequenceClassifier (last-state pooling) trained by the recipe on the labelled rows."""
     torch.manual_seed(recipe["seed"])
     kind = resolve("classifier.SequenceClassifier")
     model = kind(vocab=10, embed=recipe["embed"], hidden=recipe["hidden"], cell=recipe["cell"], pooling="last")
@@ -50,11 +58,27 @@ def train_classifier(
             F.cross_entropy(logits, labels[rows]).backward()
             nn.utils.clip_grad_norm_(model.parameters(), 1.0)
             optimizer.step()
+    return model
+
+
+def trained_classifier(
+    resolve: Any, recipe: dict[str, Any], tokens: torch.Tensor, lengths: torch.Tensor | None, labels: torch.Tensor
+) -> dict[str, torch.Tensor]:
+    """The grading's training run: only the trained parameters go back, as plain tensors (the grader
+    measures them itself: the evaluation rows never reach this process)."""
+    model = fit_classifier(resolve, recipe, tokens, lengths, labels)
+    return {name: tensor.detach().clone() for name, tensor in model.state_dict().items()}
+
+
+def predict_classifier(
+    resolve: Any, model: nn.Module, tokens: torch.Tensor, lengths: torch.Tensor | None
+) -> torch.Tensor:
+    """The model's class for each row, in evaluation mode, in chunks."""
     model.eval()
     with torch.no_grad():
         chunks = [
-            model(eval_tokens[i : i + EVAL_CHUNK], None if eval_lengths is None else eval_lengths[i : i + EVAL_CHUNK])
-            for i in range(0, len(eval_tokens), EVAL_CHUNK)
+            model(tokens[i : i + EVAL_CHUNK], None if lengths is None else lengths[i : i + EVAL_CHUNK])
+            for i in range(0, len(tokens), EVAL_CHUNK)
         ]
     return torch.cat(chunks).argmax(dim=1)
 
@@ -191,6 +215,8 @@ def _likely_cause(settings: dict[str, Any], reached: float) -> str:
 
 TARGETS = {
     "harness.train_classifier": train_classifier,
+    "harness.trained_classifier": trained_classifier,
+    "harness.predict_classifier": predict_classifier,
     "harness.train_pattern_model": train_pattern_model,
     "harness.train_steps": train_steps,
 }
