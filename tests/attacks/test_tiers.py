@@ -11,6 +11,8 @@ The attacks whose defence is the same in every tier (configuration files, return
 run only in test_attacks.py. Those that meet the OS (imports and the network, reading the
 instructor's files, processes, kills) run in every tier; hangs and exits, whose processes are
 stopped otherwise without a PID namespace, where the supervisor alone stops them (Landlock only).
+The threshold attacks (a rule, an evaluation switch, a replaced training routine) run in every tier
+that grades: the grader decides those items from parameters, whatever layers the worker has.
 """
 
 from collections.abc import Iterator
@@ -24,11 +26,13 @@ from autograder.sandbox import record
 pytestmark = pytest.mark.deployed  # each tier grades with the grader as deployed
 
 MEETS_THE_OS = ("imports", "values_and_cheats", "processes", "kills")
+# the threshold items are decided by the grader from parameters, whatever the worker's layers: shown in every tier
+THRESHOLDS = ("thresholds", "evaluation_switch")
 TIER_GROUPS = {
-    "root": ("imports", "values_and_cheats"),  # a grader's machine, sudo: the deployed grader (test_attacks: editable)
-    "docker": MEETS_THE_OS,
-    "user namespace": MEETS_THE_OS,
-    "landlock": (*MEETS_THE_OS, "hangs", "exits"),
+    "root": ("imports", "values_and_cheats", *THRESHOLDS),  # a grader's machine, sudo: the deployed grader
+    "docker": (*MEETS_THE_OS, *THRESHOLDS),
+    "user namespace": (*MEETS_THE_OS, *THRESHOLDS),
+    "landlock": (*MEETS_THE_OS, "hangs", "exits", *THRESHOLDS),
     "fallback": ("imports",),  # refused: one grading shows it
 }
 

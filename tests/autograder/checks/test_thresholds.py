@@ -1,11 +1,15 @@
-"""Threshold items: separated right from wrong with margin, deterministic, independent of the thread count."""
+"""Threshold items: separated right from wrong with margin, deterministic, independent of the thread count,
+and decided by the grader from parameters: a model whose accuracy does not come from what it learned earns 0."""
 
 from dataclasses import replace
 
 import pytest
+import torch
 
 from autograder import calibrate, rubric
-from autograder.checks.thresholds import accuracy
+from autograder.checks import thresholds
+from autograder.checks.compare import CheckFailure
+from autograder.checks.thresholds import Measure, shortfall
 from autograder.student import InProcess
 
 RECIPES = rubric.load().recipes
@@ -40,10 +44,87 @@ SHORT = {"epochs": 1, "train_size": 2000}
 def test_it_trains_the_same_on_every_run_and_with_one_or_two_threads(recipe):
     recipe = replace(recipe, settings={**recipe.settings, **(SHORT if recipe.task == "classifier" else {})})
     reference = calibrate.REFERENCE[recipe.task]
-    first = accuracy(reference, recipe, 0)
-    again = accuracy(reference, recipe, 0)
-    two_threads = accuracy(InProcess(reference.resolve, threads=2), recipe, 0)
+    first = thresholds.measures(reference, recipe, [0])[0]
+    again = thresholds.measures(reference, recipe, [0])[0]
+    two_threads = thresholds.measures(InProcess(reference.resolve, threads=2), recipe, [0])[0].learned
+    assert first.reference in (None, first.trained), "the reference's forward reads the reference's parameters alike"
+    first, again = first.learned, again.learned
     assert first == again
     # with two threads the floating-point order may differ: the difference must stay far inside the margins
     print(f"{recipe.name}: one thread {first:.4f}, two threads {two_threads:.4f}")
     assert abs(first - two_threads) < 0.02
+
+
+# -- the decision, from the measures -------------------------------------------------------------------
+CLASSIFIER = next(recipe for recipe in RECIPES if recipe.task == "classifier")
+PATTERN = next(recipe for recipe in RECIPES if recipe.task == "pattern")
+
+
+def _measures(trained, reference=None, before=0.5, reset=0.5, seeds=3):
+    return [Measure(trained, reference, before, reset) for _ in range(seeds)]
+
+
+def _above(recipe):
+    return min(1.0, recipe.threshold + 0.05)
+
+
+def test_it_gives_every_classifier_item_a_near_chance_bound_under_its_threshold():
+    for recipe in RECIPES:
+        if recipe.function == "SequenceClassifier":
+            assert 0.5 < recipe.settings["chance_at_most"] < recipe.threshold
+
+
+def test_it_passes_a_model_that_learned_and_is_near_chance_before_training_and_reset():
+    assert shortfall(CLASSIFIER.settings, _measures(_above(CLASSIFIER), _above(CLASSIFIER))) is None
+
+
+def test_it_fails_a_model_right_before_any_training_however_high_its_accuracy():
+    high = CLASSIFIER.settings["chance_at_most"] + 0.05
+    why = shortfall(CLASSIFIER.settings, _measures(1.0, 1.0, before=high))
+    assert why is not None and "before any training" in why and "does not come from what" in why
+
+
+def test_it_fails_a_model_right_with_its_recurrent_layer_reset():
+    high = CLASSIFIER.settings["chance_at_most"] + 0.05
+    why = shortfall(CLASSIFIER.settings, _measures(1.0, 1.0, reset=high))
+    assert why is not None and "recurrent layer reset" in why
+
+
+def test_it_decides_near_chance_on_the_median_so_one_seed_does_not_fail_a_correct_model():
+    high = CLASSIFIER.settings["chance_at_most"] + 0.05
+    found = [*_measures(_above(CLASSIFIER), _above(CLASSIFIER))[:2], Measure(_above(CLASSIFIER), 1.0, high, high)]
+    assert shortfall(CLASSIFIER.settings, found) is None
+
+
+def test_it_counts_the_lower_of_the_students_forward_and_the_references():
+    low = CLASSIFIER.threshold - 0.2
+    why = shortfall(CLASSIFIER.settings, _measures(1.0, low))
+    assert why is not None and "read by the lesson's forward" in why
+    assert shortfall(CLASSIFIER.settings, _measures(low, 1.0)) is not None
+
+
+def test_it_reports_the_shortfall_of_a_model_that_learned_too_little():
+    why = shortfall(CLASSIFIER.settings, _measures(CLASSIFIER.threshold - 0.1, CLASSIFIER.threshold - 0.1))
+    assert why is not None and "it needs" in why and "read by the lesson's forward" not in why
+
+
+def test_it_only_reports_the_near_chance_measures_of_the_pattern_model_which_is_the_graders_own():
+    assert "chance_at_most" not in PATTERN.settings
+    assert shortfall(PATTERN.settings, _measures(_above(PATTERN), before=0.9, reset=0.9)) is None
+
+
+def test_it_takes_back_only_the_parameters_of_the_given_init():
+    model = thresholds.initial_classifier(CLASSIFIER.settings, 0)
+    state = thresholds.initial_classifier(CLASSIFIER.settings, 1).state_dict()
+    assert torch.equal(thresholds.loaded(model, state).head.bias, state["head.bias"])
+    for wrong in ({**state, "rule": torch.zeros(1)}, {**state, "head.bias": torch.zeros(3)}, [1, 2], None):
+        with pytest.raises(CheckFailure):
+            thresholds.loaded(thresholds.initial_classifier(CLASSIFIER.settings, 0), wrong)
+
+
+def test_it_resets_the_recurrent_layer_alone():
+    trained = thresholds.initial_classifier(CLASSIFIER.settings, 1).state_dict()
+    initial = thresholds.initial_classifier(CLASSIFIER.settings, 0).state_dict()
+    reset = thresholds.with_reset_recurrence(trained, initial)
+    for name, value in reset.items():
+        assert value is (initial[name] if name.startswith("rnn.") else trained[name])
