@@ -29,8 +29,10 @@ def test_it_keeps_every_threshold_number_in_the_rubric(recipe):
 @pytest.mark.slow
 def test_it_still_separates_the_reference_from_every_known_mistake_with_margin():
     rows = calibrate.calibrate(rubric.load(), seeds=3)
-    print(calibrate.table(rows))
+    print(calibrate.table(rows), calibrate.near_chance_table(rows), sep="\n\n")
     for row in rows:
+        assert row.near_chance_margin is None or row.near_chance_margin > 0, f"{row.item}: {row.before}, {row.reset}"
+        assert set(row.before) == {"reference", *row.mistakes}, "every run is measured before training too"
         assert row.margin_above > 0, f"{row.item}: the reference fell to {min(row.reference):.3f}"
         assert row.margin_below > 0, f"{row.item}: {row.worst_mistake.mistake} reached {row.worst_mistake.accuracy:.3f}"
 
