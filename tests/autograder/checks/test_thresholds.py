@@ -130,3 +130,59 @@ def test_it_resets_the_recurrent_layer_alone():
     reset = thresholds.with_reset_recurrence(trained, initial)
     for name, value in reset.items():
         assert value is (initial[name] if name.startswith("rnn.") else trained[name])
+
+
+# -- the measures, on short runs (the verdicts need the rubric's full runs) -------------------------------
+TINY = {"epochs": 2, "train_size": 64, "eval_size": 200, "batch_size": 32}
+
+
+def _tiny(recipe):
+    return replace(recipe, seeds=(0,), settings={**recipe.settings, **TINY})
+
+
+def _rule_forward(self, tokens, lengths=None):
+    """The task's rule written by hand: does the first digit come again? No recurrent model at all."""
+    again = (tokens[:, 1:] == tokens[:, :1]).any(dim=1).float()
+    return torch.stack([1 - again, again], dim=1) * 10.0 + 0 * self.head.bias
+
+
+def _classifier_with(forward):
+    kind = type("SequenceClassifier", (calibrate.classifier.SequenceClassifier,), {"forward": forward})
+    return InProcess(lambda dotted: {"classifier.SequenceClassifier": kind}[dotted])
+
+
+@pytest.mark.slow
+def test_it_measures_a_rule_written_by_hand_as_right_before_any_training_and_fails_it():
+    (found,) = thresholds.measures(_classifier_with(_rule_forward), _tiny(CLASSIFIER))
+    assert found.trained == found.before == found.reset == 1.0
+    assert found.reference < 0.7, "the reference's forward reads parameters that learned nothing"
+    assert "before any training" in shortfall(CLASSIFIER.settings, [found])
+
+
+@pytest.mark.slow
+def test_it_gives_back_the_parameters_after_every_epoch_when_asked():
+    recipe = _tiny(CLASSIFIER)
+    run = thresholds.training_run(thresholds.data, recipe.settings, 0, thresholds.GRADER_SEEDS["classifier"])
+    student = calibrate.REFERENCE["classifier"]
+    epochs = student.run("harness.trained_classifier", *run.args[:4], True).value
+    last = student.run("harness.trained_classifier", *run.args[:4]).value
+    assert len(epochs) == TINY["epochs"]
+    assert all(torch.equal(epochs[-1][name], last[name]) for name in last)
+    assert not torch.equal(epochs[0]["head.weight"], last["head.weight"])
+
+
+def _loss_that_rewrites_its_model(model, tokens, pad_id=None):
+    with torch.no_grad():
+        model.head.weight.fill_(7.0)  # what a loss does to its model stays in the worker
+    return calibrate.language_model.next_token_loss(model, tokens, pad_id)
+
+
+@pytest.mark.slow
+def test_it_trains_the_pattern_model_in_the_grader_with_the_gradients_alone():
+    settings = {**PATTERN.settings, "seed": 0, "epochs": 2}
+    student = InProcess(lambda dotted: {"language_model.next_token_loss": _loss_that_rewrites_its_model}[dotted])
+    tokens = thresholds.data.make_pattern(seed=3000)
+    models = list(thresholds.pattern_training(student, settings, tokens))
+    assert len(models) == 2
+    assert (models[-1].head.weight.abs() < 1.0).all()
+    assert not torch.equal(models[-1].head.weight, thresholds.pattern_model(settings).head.weight)
