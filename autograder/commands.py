@@ -150,6 +150,8 @@ def calibrate_command(seeds: int | None) -> int:
         rubric.load(), seeds, progress=lambda line: print(f"  {line}", file=sys.stderr, flush=True)
     )
     print(calibrate.table(rows))
+    print()
+    print(calibrate.near_chance_table(rows))
     return EXIT_OK if all(row.holds for row in rows) else EXIT_BELOW
 
 

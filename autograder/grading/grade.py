@@ -119,6 +119,21 @@ def suites_environment() -> Iterator[None]:
             _set(name, value)
 
 
+@contextmanager
+def caches_in(folder: Path) -> Iterator[None]:
+    """Caches that an import makes (torch._dynamo makes inductor's folder in $TMPDIR) made in the grading's
+    own folder, which goes with it, while the block runs; imported already (a roster's server), nothing."""
+    previous = os.environ.get(INDUCTOR_CACHE)
+    _set(INDUCTOR_CACHE, previous or str(folder / "torchinductor"))
+    try:
+        yield
+    finally:
+        _set(INDUCTOR_CACHE, previous)
+
+
+INDUCTOR_CACHE = "TORCHINDUCTOR_CACHE_DIR"
+
+
 def _set(name: str, value: str | None) -> None:
     if value is None:
         os.environ.pop(name, None)
@@ -162,8 +177,9 @@ def grade(submission: Path | Submission, rubric: Rubric, require_isolation: bool
             with one_torch_thread():
                 from autograder.student import Remote  # imports torch, as the worker does meanwhile
 
-                for name in limits.preload:
-                    importlib.import_module(name)
+                with caches_in(folder):
+                    for name in limits.preload:
+                        importlib.import_module(name)
                 try:
                     if require_isolation:
                         worker.await_ready()  # its layers checked before any student code runs

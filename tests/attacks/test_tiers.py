@@ -14,6 +14,8 @@ fallback, which refuses: one grading shows it); hangs and exits, whose processes
 otherwise without a PID namespace, where the supervisor alone stops them (Landlock only); answers
 far larger than asked for in every tier that grades: the grader's own reading of them, its memory
 and its time, is the deployed grader's in that tier's process and user.
+The threshold attacks (a rule, an evaluation switch, a replaced training routine) run in every tier
+that grades: the grader decides those items from parameters, whatever layers the worker has.
 """
 
 from collections.abc import Iterator
@@ -27,12 +29,14 @@ from autograder.sandbox import record
 pytestmark = pytest.mark.deployed  # each tier grades with the grader as deployed
 
 MEETS_THE_OS = ("imports", "values_and_cheats", "processes", "kills", "disk", "answers", "reach")
+# the threshold items are decided by the grader from parameters, whatever the worker's layers: shown in every tier
+THRESHOLDS = ("thresholds", "evaluation_switch")
 TIER_GROUPS = {
     # a grader's machine, sudo: the deployed grader (test_attacks: editable)
-    "root": ("imports", "values_and_cheats", "disk", "answers", "reach"),
-    "docker": MEETS_THE_OS,
-    "user namespace": MEETS_THE_OS,
-    "landlock": (*MEETS_THE_OS, "hangs", "exits"),
+    "root": ("imports", "values_and_cheats", "disk", "answers", "reach", *THRESHOLDS),
+    "docker": (*MEETS_THE_OS, *THRESHOLDS),
+    "user namespace": (*MEETS_THE_OS, *THRESHOLDS),
+    "landlock": (*MEETS_THE_OS, "hangs", "exits", *THRESHOLDS),
     "fallback": ("imports",),  # refused: one grading shows it
 }
 

@@ -87,7 +87,7 @@ class Attack:
     name: str  # its folder in submissions/
     group: str
     files: tuple[str, ...]  # what the folder holds: the submission's files it replaces or adds
-    expected: dict[str, str]  # function -> FULL or ZERO for every one of its items; untouched functions: FULL
+    expected: dict[str, str]  # function (or one item, "F: aspect") -> FULL or ZERO for each of its items
     feedback: str = ""  # a pattern the output of each of its failed items matches
     xfail: str = ""  # "grader: what is missing", while the grader does not defend the attack
 
@@ -111,12 +111,15 @@ GROUPS = {
         Group("spinners"),  # a grading of its own each: the spinners take the processes a thread bomb needs
         Group("threads"),
         Group("reach", cli=True, settle=2.0),  # other processes: the grader, the supervisor, other workers
+        Group("thresholds"),  # the grader's training runs: a few minutes of CPU each
+        Group("evaluation_switch"),
     ]
 }
 
 NOT_DONE = r"is not done yet"
 TIMEOUT = r"did not finish \(timeout\)"
 TOO_LARGE = r"did not finish \(crash\): the answer was \d+ bytes, more than the \d+ allowed"
+LEARNED_NOTHING = r"does not come from what"
 ATTACKS = [
     # the grader's own configuration: none of these files is read, so the stubs still earn 0
     Attack(
@@ -276,16 +279,66 @@ ATTACKS = [
     Attack("prlimit_others", "reach", ("exercises/padding.py",), {"gather_final": FULL, "masked_mean": FULL}),
     Attack("starve_supervisor", "reach", ("exercises/recurrence.py",), {"lstm_step": FULL}),
     Attack("reschedule_others", "reach", ("exercises/initialisation.py",), {"set_forget_bias": FULL}),
+    # threshold items whose accuracy does not come from what was learned: a rule, an evaluation-mode switch,
+    # a replaced training routine (the other items of those functions are graded too, as they honestly come)
+    Attack(
+        "rule_forward",
+        "thresholds",
+        ("exercises/classifier.py",),
+        {"SequenceClassifier: learns the task": ZERO, "SequenceClassifier: learns padded rows": ZERO},
+        LEARNED_NOTHING,
+    ),
+    Attack(
+        "replaced_training_routine",
+        "thresholds",
+        ("exercises/language_model.py",),
+        {"next_token_loss: trains the pattern model": ZERO},
+        r"not shifted|tokens\[:, 1:\]",
+    ),
+    Attack(
+        "evaluation_switch",
+        "evaluation_switch",
+        ("exercises/classifier.py",),
+        {
+            "SequenceClassifier: last pooling": FULL,
+            "SequenceClassifier: padded batch": FULL,
+            "SequenceClassifier: learns the task": ZERO,
+            "SequenceClassifier: learns padded rows": ZERO,
+        },
+        LEARNED_NOTHING,
+    ),
 ]
-SLOWEST_FIRST = ("exits", "hangs", "answers", "output", "kills", "processes", "values")
+SLOWEST_FIRST = (
+    "thresholds",
+    "evaluation_switch",
+    "exits",
+    "hangs",
+    "answers",
+    "output",
+    "kills",
+    "processes",
+    "values",
+)
 
 
 def members(group: Group) -> list[Attack]:
     return [attack for attack in ATTACKS if attack.group == group.name]
 
 
+def function_of(key: str) -> str:
+    """The function an expectation is about: its key names a function, or one of its items ("F: aspect")."""
+    return key.split(":", 1)[0]
+
+
 def graded_functions(group: Group) -> list[str]:
-    return [function for attack in members(group) for function in attack.expected]
+    return list(dict.fromkeys(function_of(key) for attack in members(group) for key in attack.expected))
+
+
+def expected_items(key: str) -> list[rubric.Item]:
+    """The rubric's items an expectation covers: every item of a function, or the one item it names."""
+    if ":" in key:
+        return [item for item in RUBRIC.items if item.name == key]
+    return list(RUBRIC.select([key]).items)
 
 
 def attack_files(attack: Attack) -> list[Path]:
@@ -652,8 +705,11 @@ def item_problems(graded: Graded, expected: dict[str, str], feedback: str) -> li
     except ValueError:
         return []  # results_problems says why
     problems = []
-    for function, outcome in expected.items():
-        for item in RUBRIC.select([function]).items:
+    for key, outcome in expected.items():
+        items = expected_items(key)
+        if not items:
+            problems.append(f"{key}: no such item in the rubric")
+        for item in items:
             test = tests.get(item.name)
             if test is None:
                 problems.append(f"{item.name}: not in results.json")
