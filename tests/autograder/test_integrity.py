@@ -173,6 +173,47 @@ NOTED_ATTACKS = {
     "network_at_import": {Kind.NETWORK, Kind.DYNAMIC},
     "os_exit": {Kind.PROCESS},
     "search_expected": {Kind.GRADER, Kind.FRAMES, Kind.PROC, Kind.FILES, Kind.DYNAMIC},
+    "cpu_hog": {Kind.PROCESS},
+    "thread_bomb": {Kind.PATCH, Kind.PROCESS},
+    "disk_filler": {Kind.FILES},
+    "prlimit_others": {Kind.PROC, Kind.PROCESS},
+    "reschedule_others": {Kind.PROC, Kind.PROCESS},
+    "starve_supervisor": {Kind.PROC, Kind.PROCESS},
+    "huge_error_lines": {Kind.GRADER, Kind.FRAMES},  # it replaces the worker's runtime's reply
+    "rule_forward": {Kind.MODEL},
+    "evaluation_switch": {Kind.MODEL},
+    "replaced_training_routine": {Kind.FRAMES},
+}
+# the attacks that reach for nothing: wrong answers, floods, hangs, exits and files grading never copies
+NOT_NOTED = {
+    "conftest_forces_pass",
+    "exception_escapes",
+    "exception_str_raises",
+    "huge_answer",
+    "huge_exception_message",
+    "huge_string_answer",
+    "huge_type_name",
+    "infinite_loop",
+    "ini_addopts",
+    "input_call",
+    "memory_bomb",
+    "mutate_input",
+    "print_escapes",
+    "print_fake_score",
+    "print_flood",
+    "raise_base_exceptions",
+    "return_always_equal",
+    "return_broadcastable",
+    "return_input",
+    "return_list",
+    "return_nan_inf",
+    "return_numpy",
+    "return_tensor_subclass",
+    "return_wrong_dtype",
+    "sitecustomize_and_pth",
+    "syntax_error",
+    "sys_exit_at_import",
+    "torch_shadow",
 }
 
 
@@ -187,9 +228,14 @@ def test_it_notes_the_attack_submissions_for_what_they_reach(attack, tmp_path):
     assert {note.kind for note in found.notes} == NOTED_ATTACKS[attack], found.notes
 
 
-def test_most_attack_submissions_are_noted():
-    attacks = [path for path in ATTACKS.iterdir() if path.is_dir()]
-    assert len(NOTED_ATTACKS) * 3 > len(attacks)  # those left are wrong answers, floods and hangs: no reach
+def test_every_attack_submission_is_either_noted_or_known_to_reach_for_nothing():
+    attacks = {path.name for path in ATTACKS.iterdir() if path.is_dir()}
+    assert attacks == set(NOTED_ATTACKS) | NOT_NOTED and not set(NOTED_ATTACKS) & NOT_NOTED
+
+
+@pytest.mark.parametrize("attack", sorted(NOT_NOTED))
+def test_it_leaves_the_attacks_that_reach_for_nothing_unnoted(attack, tmp_path):
+    assert graded_notes(ATTACKS / attack, tmp_path).notes == []
 
 
 def test_it_reads_only_what_grading_copies(tmp_path):
