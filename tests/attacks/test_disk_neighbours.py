@@ -32,7 +32,8 @@ def test_it_keeps_a_disk_filler_from_its_neighbour_and_from_the_host(name, tmp_p
     attacker = suite.build(group, tiers.work_folder(work / "attacker", tier))
     try:
         students = {"attacker": attacker.submission, "neighbour": build_submission(work / "neighbour", SOLUTIONS)}
-        roster = run_roster(students, tier, work / "roster", ONLY, rubric=suite.rubric_with_limits(group, work))
+        inside = tiers.work_folder(work / "roster", tier)  # the tier's command sees this folder only
+        roster = run_roster(students, tier, inside, ONLY, rubric=suite.rubric_with_limits(group, inside))
         graded = roster.results
     finally:
         attacker.server.close()
