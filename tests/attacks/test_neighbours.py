@@ -3,9 +3,10 @@
 The attacker lays over the reference the attacks on other processes by their id (prlimit64,
 setpriority, sched_setaffinity, sched_setscheduler, a supervisor without descriptors and a
 process left behind to hunt the workers), aimed at every process it sees: the roster runs in a PID
-namespace of the test's own (tests/helpers/neighbours.py). Graded in the tiers where the worker
-shares the grader's uid (landlock; fallback, where grade-all would refuse, so graded with
---no-require-isolation: the seccomp filter alone stands there) and in the root tier.
+namespace of the test's own (tests/helpers/neighbours.py). Graded in every tier: those where the
+worker shares the grader's uid (landlock; fallback, where grade-all would refuse, so graded with
+--no-require-isolation: the seccomp filter alone stands there), Docker's defaults (Gradescope's
+container), an unprivileged user with user namespaces, and root.
 """
 
 import pytest
@@ -18,7 +19,13 @@ from autograder.sandbox import record, seccomp
 pytestmark = [pytest.mark.deployed, pytest.mark.attacks]
 ONLY = ["gather_final", "masked_mean", "lstm_step", "set_forget_bias"]  # cheap, and every attack's function
 ATTACKS = ["prlimit_others", "starve_supervisor", "reschedule_others"]
-OPTIONS = {"root": (), "landlock": (), "fallback": ("--no-require-isolation",)}
+OPTIONS = {
+    "root": (),
+    "docker": (),  # Gradescope's container: a uid of its own, no namespaces
+    "user namespace": (),
+    "landlock": (),
+    "fallback": ("--no-require-isolation",),
+}
 
 
 @pytest.fixture(autouse=True)
