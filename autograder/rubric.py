@@ -70,6 +70,7 @@ class Limits:
     text_lines: int = 100  # lines kept of each such text
     answer_chars: int = 64_000  # characters kept of all the texts of one answer together
     disk_mb: int = 256  # what the worker may write to disk, all its files together (and any one file)
+    similarity_kb: int = 256  # `autograde similarity` reads at most this much of a student's module (else skips it)
 
     @property
     def memory_bytes(self) -> int:

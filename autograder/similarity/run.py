@@ -1,0 +1,37 @@
+"""A similarity run: read the roster and the known sources, compare them, and say what could not be read."""
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from autograder import rubric
+from autograder.locations import SOLUTIONS
+from autograder.similarity.compare import compare
+from autograder.similarity.extract import SOLUTIONS_LABEL, Week, Work, authors_of, holds_modules, read_work
+from autograder.similarity.records import AuthorKind, Similarity
+
+
+@dataclass(frozen=True)
+class Run:
+    """What a run found, and the modules it could not read ("alice: recurrence.py: SyntaxError: ...")."""
+
+    similarity: Similarity
+    unread: tuple[str, ...]
+
+
+def run(roster: Path, known: list[Path], solutions: Path = SOLUTIONS) -> Run:
+    """Compare every student of ROSTER with one another and with the known sources (the reference first)."""
+    week = Week.load(rubric.load().limits.similarity_kb * 1024, solutions)
+    students = [read_work(folder, folder.name, AuthorKind.STUDENT, "", week) for folder in authors_of(roster)]
+    sources = [read_work(solutions, SOLUTIONS_LABEL, AuthorKind.KNOWN, SOLUTIONS_LABEL, week)]
+    for folder in known:
+        sources += known_source(folder, week)
+    unread = tuple(f"{work.author.key}: {why}" for work in students + sources for why in work.unread)
+    return Run(compare(students, sources), unread)
+
+
+def known_source(folder: Path, week: Week) -> list[Work]:
+    """A --known folder, labelled by its name: one submission (exercises/ or the modules), or a roster of them."""
+    label = folder.resolve().name
+    if holds_modules(folder, week):
+        return [read_work(folder, label, AuthorKind.KNOWN, label, week)]
+    return [read_work(path, f"{label}/{path.name}", AuthorKind.KNOWN, label, week) for path in authors_of(folder)]
