@@ -3,7 +3,8 @@
 The same thing has the same name in every command's help: FORK a student's submission (a folder
 holding exercises/), ROSTER a folder of submissions (one subfolder per student), RESULTS a folder of
 gradings (one subfolder per student, each with results.json), OUT where a command writes, RUBRIC a
-rubric file. A path the command reads that does not exist is refused before anything is done.
+rubric file, DIR a folder of code students may have copied (similarity --known). A path the command
+reads that does not exist is refused before anything is done.
 """
 
 import argparse
@@ -36,6 +37,11 @@ EXITS = {  # each command's exit statuses, as its --help lists them (the statuse
     "release": [f"{EXIT_OK}  written", f"{EXIT_ERROR}  nothing written: OUT is a file, or is not empty (see --force)"],
     "report": [f"{EXIT_OK}  written", REFUSED + ", or the report extra is not installed"],
     "nbgrader": [f"{EXIT_OK}  written", f"{EXIT_ERROR}  nothing written: the nbgrader extra is not installed"],
+    "similarity": [
+        f"{EXIT_OK}  written (whatever it found: nothing here changes a grade; a module that could not be read\n"
+        "   is named on stderr and left out of that student's comparison)",
+        REFUSED,
+    ],
 }
 DEFAULT_EXITS = [f"{EXIT_OK}  done", REFUSED]
 SUMMARY_EXITS = [
@@ -231,6 +237,25 @@ def _add_after_grading(subcommands: argparse._SubParsersAction) -> None:
     merge.add_argument("--out", type=Path, required=True, help="a new folder: one subfolder per student")
     merge.add_argument("--roster", type=Path, help="the roster file: name its students that no source holds")
     merge.set_defaults(run=lambda args: commands.merge_command(args.sources, args.out, args.roster))
+
+    similarity = _command(
+        subcommands, "similarity", "compare what the students wrote in each TODO: the pairs to look at, one page"
+    )
+    _existing(similarity, "submissions", "ROSTER", help="a folder with one fork per student")
+    similarity.add_argument(
+        "--out", type=Path, required=True, help="where similarity.json, similarity.csv and similarity.html go"
+    )
+    _existing(
+        similarity,
+        "--known",
+        "DIR",
+        action="append",
+        default=[],
+        help="code students may have copied, labelled by the folder's name: one submission (exercises/ or the "
+        "week's modules) or a folder of them (last year's roster); repeatable "
+        "(default: the reference solutions only, which are always one)",
+    )
+    similarity.set_defaults(run=lambda args: commands.similarity_command(args.submissions, args.out, args.known))
 
 
 def build_parser() -> argparse.ArgumentParser:

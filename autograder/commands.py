@@ -293,6 +293,22 @@ def write_report(
     return EXIT_OK
 
 
+def similarity_command(roster: Path, out: Path, known: list[Path]) -> int:
+    """Compare the roster's students with one another and with the known sources; write the files into OUT."""
+    from autograder.similarity import compare, outputs, run
+
+    found = run.run(roster, known)
+    for unread in found.unread:  # a student's file names and errors, shown inert
+        print(f"autograde: not compared: {escaped(unread)}", file=sys.stderr)
+    written = outputs.write_outputs(found.similarity, out)
+    close = sum(pair.score >= compare.CLOSE for pair in found.similarity.pairs)
+    print(
+        f"wrote {', '.join(str(path) for path in written)}: {len(found.similarity.pairs)} pairs ({close} to look at), "
+        f"{len(found.similarity.known)} students close to a known source, {len(found.similarity.clusters)} clusters"
+    )
+    return EXIT_OK
+
+
 def nbgrader_command(course: Path, assignment: str) -> int:
     """Write the nbgrader course directory; print what comes next."""
     try:

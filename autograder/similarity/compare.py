@@ -2,10 +2,11 @@
 
 For one function, two authors' score is the weight of the fingerprints they share over the number the
 shorter of the two has (so dead code, an unused helper or a copy padded out does not dilute it). A
-fingerprint weighs log(1 + N/df) / log(1 + N), N the students who wrote the function and df those whose
-code holds it (MOSS's `-m` in spirit: what most of the class writes alike weighs little, and what more than
-`COMMON_SHARE` of them write weighs nothing). A pair's score is the mean of its `SEVERAL` best functions:
-one short function written alike is not enough, rare passages shared across several are.
+fingerprint weighs log(1 + N/df) / log(1 + N/2), N the students who wrote the function and df those
+whose code holds it (1 for a passage only the two of them share). As MOSS's `-m`: what most of the
+class writes alike weighs little, and what more than `COMMON_SHARE` of them write weighs nothing.
+A pair's score is the mean of its `SEVERAL` best functions: one short function written alike is not
+enough, rare passages shared across several are.
 The students are compared by blocks of rows of sparse matrix products: memory grows with the block,
 never with the square of the roster, and each fingerprint is touched once per pair that shares it.
 """
@@ -22,7 +23,7 @@ from autograder.similarity.records import FunctionMatch, KnownMatch, Pair, Simil
 SEVERAL = 3  # a pair's score: the mean of its best SEVERAL functions
 COMMON_SHARE = 0.5  # a fingerprint more than this share of the students hold weighs nothing (from 4 students up)
 MIN_PRINTS = 4  # a function's score is over at least this many fingerprints: a near-empty one proves nothing
-CLOSE = 0.5  # a pair (or a student and a known source) this close is one to look at: known matches, clusters
+CLOSE = 0.3  # a pair (or a student and a known source) this close is one to look at: known matches, clusters
 ALL_PAIRS_UP_TO = 100  # students: up to this many, every pair is listed; beyond, the best MAX_PAIRS
 MAX_PAIRS = 1000
 ROWS = 256  # students per block of the comparison (memory: functions x ROWS x students scores)
@@ -74,9 +75,9 @@ class Table:
 
 
 def _weights(df: np.ndarray, writers: int) -> np.ndarray:
-    """log(1 + N/df) / log(1 + N); nothing for what more than COMMON_SHARE of N hold (N of 4 or more)."""
-    n = max(writers, 1)
-    weights = np.log1p(n / np.maximum(df, 1)) / math.log1p(n)
+    """log(1 + N/df) / log(1 + N/2), at most 1; nothing for what more than COMMON_SHARE of N hold (N of 4 or more)."""
+    n = max(writers, 2)
+    weights = np.minimum(np.log1p(n / np.maximum(df, 1)) / math.log1p(n / 2), 1.0)
     if n >= 4:
         weights[df > COMMON_SHARE * n] = 0.0
     return weights.astype(np.float32)
@@ -164,7 +165,21 @@ def merged(prints: dict[int, tuple[Span, ...]], shared: list[int]) -> tuple[Span
 
 
 def _clusters(pairs: list[Pair]) -> tuple[tuple[str, ...], ...]:
-    """Groups of three or more students joined by close pairs (connected through one another)."""
+    """Groups of three or more students who share one function's passages (joined through one another)."""
+    groups: set[tuple[str, ...]] = set()
+    functions = {match.function for pair in pairs for match in pair.functions}
+    for function in functions:
+        edges = [
+            (pair.a, pair.b)
+            for pair in pairs
+            if pair.score >= CLOSE and any(m.function == function and m.score >= CLOSE for m in pair.functions)
+        ]
+        groups |= {group for group in _components(edges) if len(group) >= 3}
+    return tuple(sorted(groups))
+
+
+def _components(edges: list[tuple[str, str]]) -> list[tuple[str, ...]]:
+    """The connected groups of names an edge list joins, each sorted."""
     parent: dict[str, str] = {}
 
     def root(name: str) -> str:
@@ -173,10 +188,9 @@ def _clusters(pairs: list[Pair]) -> tuple[tuple[str, ...], ...]:
             name = parent[name]
         return name
 
-    for pair in pairs:
-        if pair.score >= CLOSE:
-            parent[root(pair.a)] = root(pair.b)
+    for a, b in edges:
+        parent[root(a)] = root(b)
     groups: dict[str, list[str]] = {}
     for name in parent:
         groups.setdefault(root(name), []).append(name)
-    return tuple(sorted(tuple(sorted(group)) for group in groups.values() if len(group) >= 3))
+    return [tuple(sorted(group)) for group in groups.values()]

@@ -68,8 +68,24 @@ def test_it_describes_every_command_in_one_line_in_the_list_and_in_its_help():
         assert listed[name] in " ".join(command.format_help().split())
 
 
-NAMES = {"FORK", "ROSTER", "RESULTS", "OUT", "RUBRIC", "LIST", "ZIP"}  # a path's names, the same in every command
-READS = {"grade": "FORK", "grade-all": "ROSTER", "gradebook": "RESULTS", "report": "RESULTS", "merge": "RESULTS"}
+NAMES = {
+    "FORK",
+    "ROSTER",
+    "RESULTS",
+    "OUT",
+    "RUBRIC",
+    "LIST",
+    "ZIP",
+    "DIR",
+}  # a path's names, the same in every command
+READS = {
+    "grade": "FORK",
+    "grade-all": "ROSTER",
+    "gradebook": "RESULTS",
+    "report": "RESULTS",
+    "merge": "RESULTS",
+    "similarity": "ROSTER",
+}
 
 
 def test_it_names_the_same_thing_the_same_way_in_every_command():
@@ -120,6 +136,8 @@ MISSING = {  # each command given a path that does not exist, in the place of it
     "report": (["report", "{missing}", "--out", "{out}"], "RESULTS"),
     "merge": (["merge", "{folder}", "{missing}", "--out", "{out}"], "RESULTS"),
     "report --roster": (["report", "{folder}", "--roster", "{missing}", "--out", "{out}"], "LIST"),
+    "similarity": (["similarity", "{missing}", "--out", "{out}"], "ROSTER"),
+    "similarity --known": (["similarity", "{folder}", "--known", "{missing}", "--out", "{out}"], "DIR"),
 }
 
 
