@@ -1,6 +1,6 @@
 """A similarity run: read the roster and the known sources, compare them, and say what could not be read."""
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from autograder import rubric
@@ -25,6 +25,7 @@ def run(roster: Path, known: list[Path], solutions: Path = SOLUTIONS) -> Run:
     sources = [read_work(solutions, SOLUTIONS_LABEL, AuthorKind.KNOWN, SOLUTIONS_LABEL, week)]
     for folder in known:
         sources += known_source(folder, week)
+    sources = distinct(sources, {work.author.key for work in students})
     unread = tuple(f"{work.author.key}: {why}" for work in students + sources for why in work.unread)
     return Run(compare(students, sources), unread)
 
@@ -35,3 +36,16 @@ def known_source(folder: Path, week: Week) -> list[Work]:
     if holds_modules(folder, week):
         return [read_work(folder, label, AuthorKind.KNOWN, label, week)]
     return [read_work(path, f"{label}/{path.name}", AuthorKind.KNOWN, label, week) for path in authors_of(folder)]
+
+
+def distinct(sources: list[Work], taken: set[str]) -> list[Work]:
+    """The known authors, each key apart from the students' and the others' ("solutions (2)" for a second)."""
+    kept = []
+    for work in sources:
+        key, count = work.author.key, 1
+        while key in taken:
+            count += 1
+            key = f"{work.author.key} ({count})"
+        taken.add(key)
+        kept.append(replace(work, author=replace(work.author, key=key)))
+    return kept

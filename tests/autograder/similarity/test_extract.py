@@ -130,3 +130,16 @@ def test_it_takes_a_known_folder_as_one_submission_or_as_a_roster_of_them(tmp_pa
     known = {(match.student, match.source, match.author) for match in found.known}
     assert ("alice", "web", "web") in known and ("alice", "last_year", "last_year/carol") in known
     assert found.authors["last_year/carol"].kind is AuthorKind.KNOWN and found.authors["web"].label == "web"
+
+
+def test_it_keeps_a_student_named_like_a_known_source_apart_from_it(tmp_path):
+    roster = tmp_path / "roster"
+    fork(roster, "solutions", {"padding": HELPED})
+    fork(roster, "bob", {"padding": HELPED})
+    web = tmp_path / "other" / "bob"
+    web.mkdir(parents=True)
+    (web / "padding.py").write_text(HELPED, encoding="utf-8")
+    found = run(roster, [web]).similarity
+    assert found.authors["solutions"].kind is AuthorKind.STUDENT and found.authors["bob"].kind is AuthorKind.STUDENT
+    assert found.authors["solutions (2)"].label == "solutions" and found.authors["bob (2)"].label == "bob"
+    assert {(match.student, match.author) for match in found.known} == {("solutions", "bob (2)"), ("bob", "bob (2)")}
