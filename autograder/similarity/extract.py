@@ -21,6 +21,7 @@ from autograder.similarity.records import Author, AuthorKind, Span
 
 SOLUTIONS_LABEL = "solutions"
 Definition = ast.FunctionDef | ast.AsyncFunctionDef
+DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
 
 
 @dataclass
@@ -126,7 +127,7 @@ def _find(tree: ast.Module, qualified: str) -> tuple[list[ast.stmt], Definition 
         if found is None:
             return scope, None
         scope = found.body
-    return scope, _last(scope, Definition.__args__, function)
+    return scope, _last(scope, DEFINITIONS, function)
 
 
 def _last(scope: list[ast.stmt], kinds: tuple[type, ...], name: str) -> ast.AST | None:
@@ -135,7 +136,7 @@ def _last(scope: list[ast.stmt], kinds: tuple[type, ...], name: str) -> ast.AST 
 
 def _helpers(node: Definition, scope: list[ast.stmt], todos: set[str]) -> list[Definition]:
     """The functions of the same scope the TODO calls, directly or through one another (never another TODO)."""
-    defined = {child.name: child for child in scope if isinstance(child, Definition.__args__)}
+    defined = {child.name: child for child in scope if isinstance(child, DEFINITIONS)}
     found, queue = {}, [node]
     while queue:
         for called in _calls(queue.pop()):
