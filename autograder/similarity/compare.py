@@ -96,7 +96,9 @@ def compare(students: list[Work], known: list[Work]) -> Similarity:
     tables = [Table.of(function, students) for function in functions]
     pairs = [_pair(students[a], students[b], score, tables) for a, b, score in _best_pairs(tables, len(students))]
     known_matches = _known(students, known, tables)
-    authors = {work.author.key: work.author for work in students + known}
+    named = {pair.a for pair in pairs} | {pair.b for pair in pairs}
+    named |= {match.student for match in known_matches} | {match.author for match in known_matches}
+    authors = {work.author.key: work.author for work in students + known if work.author.key in named}
     return Similarity(tuple(pairs), tuple(known_matches), _clusters(pairs), authors)
 
 
@@ -118,16 +120,15 @@ def _best_pairs(tables: list[Table], n: int) -> list[tuple[int, int, float]]:
 
 
 def _known(students: list[Work], known: list[Work], tables: list[Table]) -> list[KnownMatch]:
-    """Each student close to a known source's author, closest first."""
-    if not known or not students:
-        return []
-    per_function = np.stack([table.scores(*table.vectors(known)) for table in tables])
-    scores = combine(per_function)
+    """Each student close to a known source's author, closest first (the sources compared by blocks too)."""
     matches = []
-    for k, s in zip(*np.nonzero(scores >= CLOSE), strict=True):
-        functions = _functions(students[s], known[k], tables)
-        source = known[k].author
-        matches.append(KnownMatch(students[s].author.key, source.label, source.key, float(scores[k, s]), functions))
+    for start in range(0, len(known) if students else 0, ROWS):
+        block = known[start : start + ROWS]
+        scores = combine(np.stack([table.scores(*table.vectors(block)) for table in tables]))
+        for k, s in zip(*np.nonzero(scores >= CLOSE), strict=True):
+            source = block[k].author
+            functions = _functions(students[s], block[k], tables)
+            matches.append(KnownMatch(students[s].author.key, source.label, source.key, float(scores[k, s]), functions))
     return sorted(matches, key=lambda match: (-match.score, match.student, match.author))
 
 
