@@ -9,6 +9,7 @@ is taken out of every author's.
 
 import ast
 import os
+import re
 import stat
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -20,6 +21,7 @@ from autograder.similarity.fingerprints import Hasher, Place, Prints, imported_n
 from autograder.similarity.records import Author, AuthorKind, Span
 
 SOLUTIONS_LABEL = "solutions"
+LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n|$)")
 Definition = ast.FunctionDef | ast.AsyncFunctionDef
 DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
 
@@ -91,7 +93,7 @@ def read_work(folder: Path, key: str, kind: AuthorKind, label: str, week: Week) 
             found = module_functions(source, module, functions, week.given)
         except FileNotFoundError:
             continue
-        except (OSError, ValueError, SyntaxError, RecursionError, MemoryError) as error:
+        except Exception as error:  # hostile text: whatever it makes fail costs this module only, never the run
             unread.append(f"{module}.py: {type(error).__name__}: {error}"[:200])
             continue
         for name, (text, spans) in found.items():
@@ -181,7 +183,7 @@ class Lines:
 
     def __init__(self, source: str) -> None:
         self.source = source
-        self.lines = source.splitlines(keepends=True)
+        self.lines = LINE.findall(source)  # ast's lines: str.splitlines also splits at \x0c, \u2028, ...
         self.starts = [0]
         for line in self.lines:
             self.starts.append(self.starts[-1] + len(line))

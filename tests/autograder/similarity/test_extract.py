@@ -145,3 +145,12 @@ def test_it_keeps_a_student_named_like_a_known_source_apart_from_it(tmp_path):
     assert found.authors["solutions (2)"].label == "solutions" and found.authors["bob (2)"].label == "bob"
     known = {(match.student, match.author) for match in found.known}
     assert known == {("solutions", "bob (2)"), ("bob", "bob (2)"), ("solutions", "solutions (2)")}
+
+
+def test_it_places_passages_right_after_text_that_is_not_ascii_or_breaks_lines_for_str_only(tmp_path, week):
+    odd = HELPED.replace("    rows =", '    label = "é\\u2028\\x0c—ok"  # ünïcode \x0c comment\n    rows =')
+    work = student(fork(tmp_path, modules={"padding": odd}), week)
+    text = work.author.functions["padding.gather_final"]
+    passages = {text[s.start : s.end] for spans in work.prints["padding.gather_final"].values() for s in spans}
+    assert "rows = torch.arange(output.shape[0])" in passages
+    assert "return _scale(output[rows, lengths - 1], 2.5)" in passages
