@@ -18,8 +18,8 @@ Methods (--compare-methods): the similarity corpus (tests/corpus/similarity/rost
 each pair's score for the two others is the mean of its best three modules' (as ours is of its best three
 functions). Printed per disguise: the copy pair's score and rank among all pairs, against the closest
 pair that is not a copy; a copy found is one that ranks above every pair that is not. copydetect and
-tree-sitter are not dependencies of the grader: `pip install copydetect==0.5.0 tree-sitter==0.25.0
-tree-sitter-python` to run this part.
+tree-sitter are not dependencies of the grader: `pip install -e '.[similarity-methods]'` (copydetect==0.5.0,
+tree-sitter==0.25.0, tree-sitter-python==0.25.0) to run this part.
 """
 
 import argparse
