@@ -3,7 +3,7 @@
 The roster is tests/corpus/similarity/roster.toml's (built by tests/helpers/similarity_corpus.py):
 independent students from the correct variants of tests/corpus/correct/ and modules written for it,
 copies of them each disguised one way (renaming, reformatting, reordering, dead code, for <-> while,
-comprehension <-> loop, helpers extracted or inlined, a copy of only some functions), a copy of the
+comprehension <-> loop, helpers extracted or inlined, a copy of only some functions, all at once), a copy of the
 reference, and an untouched fork. Comparing is pure data work: the whole roster takes seconds.
 """
 
