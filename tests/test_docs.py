@@ -57,7 +57,7 @@ def test_its_cli_reference_names_every_subcommand_option_and_exit_status_the_par
                 assert word in page, f"{name}: {word}"
         for line in cli.EXITS.get(name, cli.DEFAULT_EXITS):
             assert " ".join(line.partition("  ")[2].split()) in page, f"{name}: {line}"
-    assert "--version" in page
+    assert "--version" in page and " ".join(cli.__doc__.split("\n\n", 1)[1].split()) in page  # the metavars' names
 
 
 def test_its_benchmarks_page_shows_the_benchmarks_readme(site):

@@ -27,14 +27,16 @@ def on_page_markdown(markdown: str, page, config, files) -> str:
 
 
 def reference() -> str:
-    """The whole reference in Markdown: the command's own exit statuses, then a section per subcommand."""
+    """The whole reference in Markdown: the names it uses, the command's exit statuses, a section per subcommand."""
     sys.path.insert(0, str(ROOT))
     try:
         from autograder import cli
     finally:
         sys.path.remove(str(ROOT))
     parser = cli.build_parser()
-    sections = [f"## `autograde`\n\n{cell(parser.description or '')}\n", usage(parser), exits(cli.SUMMARY_EXITS)]
+    naming = cli.__doc__.split("\n\n", 1)[1]  # the module's docstring: what each metavar names
+    sections = [cell(naming) + "\n", f"## `autograde`\n\n{cell(parser.description or '')}\n", usage(parser)]
+    sections.append(exits(cli.SUMMARY_EXITS))
     sections += [subcommand(name, sub, cli) for name, sub in subcommands(parser).items()]
     return "\n".join(sections)
 
