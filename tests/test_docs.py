@@ -88,3 +88,12 @@ def test_its_readme_names_every_exit_status_of_the_command_line():
     for status in sorted(status for status in statuses if status.isdigit()):
         assert f"**{status}**" in section, status
     assert "](docs/cli.md)" in section
+
+
+def test_its_quick_start_commands_are_written_once():
+    pages = {page.name: page.read_text(encoding="utf-8") for page in (ROOT / "docs").glob("*.md")}
+    quick_start = README.read_text(encoding="utf-8").split("## Quick start", 1)[1].split("\n## ", 1)[0]
+    commands = re.findall(r"^\s*(python -m pip install .+)$", quick_start, flags=re.MULTILINE)
+    assert len(commands) == 2, commands
+    for command in commands:  # the pages link to the README's quick start
+        assert not [name for name, text in pages.items() if command in text], command
