@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from autograder import TITLE, __version__, commands
-from autograder.commands import EXIT_BELOW, EXIT_ERROR, EXIT_OK
+from autograder.commands import EXIT_BELOW, EXIT_ERROR, EXIT_NOT_GRADED, EXIT_OK
 
 REFUSED = f"{EXIT_ERROR}  nothing done: a bad argument or rubric, or a path that does not exist"
 EXITS = {  # each command's exit statuses, as its --help lists them (the statuses commands.py returns)
@@ -24,9 +24,11 @@ EXITS = {  # each command's exit statuses, as its --help lists them (the statuse
         "   says why); or nothing done: a bad argument or rubric, a FORK that does not exist",
     ],
     "grade-all": [
-        f"{EXIT_OK}  the roster graded (a student's grader error is listed, and is in their results.json)",
+        f"{EXIT_OK}  the roster graded, its gradebook and report written",
         f"{EXIT_ERROR}  no grading started: a bad argument or rubric, a ROSTER that does not exist, or\n"
         "   isolation required but missing (each student's results.json says why)",
+        f"{EXIT_NOT_GRADED}  a student not graded for a reason not theirs (a grader error, a crash, --time-budget),\n"
+        "   after one more try: named on stderr, in their results.json and the gradebook as not graded",
         "130  interrupted: the finished gradings are kept; the same command goes on",
     ],
     "calibrate": [
@@ -50,6 +52,7 @@ SUMMARY_EXITS = [
     "   no longer separates (calibrate), exercises/ out of date (stubs --check)",
     f"{EXIT_ERROR}  not done: a bad argument or rubric, a path that does not exist, a grading that could\n"
     "   not run (its results.json says why)",
+    f"{EXIT_NOT_GRADED}  grade-all: a student not graded for a reason not theirs (named on stderr)",
     "130  grade-all interrupted (the finished gradings are kept)",
     "each command's --help lists its own",
 ]

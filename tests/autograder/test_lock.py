@@ -34,7 +34,7 @@ def test_every_dependency_of_pyproject_is_pinned_inside_its_range():
     entries = locked()
     for requirement in dependencies():
         name = canonicalize_name(requirement.name)
-        assert name in entries, f"{requirement} is not in the lock: update it (README, 'Updating the lock')"
+        assert name in entries, f"{requirement} is not in the lock: update it (docs/maintaining.md)"
         version = entries[name][0]
         assert requirement.specifier.contains(version, prereleases=True), f"{name}=={version} is outside {requirement}"
 
