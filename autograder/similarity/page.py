@@ -134,10 +134,13 @@ def _table(headings: list[str], rows: list[list[str]], table_id: str) -> str:
     return f'<table id="{table_id}"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>'
 
 
-def _how_many(shown: int, total: int, what: str) -> str:
+def _how_many(shown: int, total: int, one: str, many: str) -> str:
+    """How many are shown of how many (`one` and `many`: what they are, singular and plural)."""
+    if total == 1:
+        return f"<p>One {one}.</p>"
     if shown == total:
-        return f"<p>All {total} {what}, highest first.</p>"
-    return f"<p>The {shown} highest of {total} {what}: the others are in similarity.csv and similarity.json.</p>"
+        return f"<p>All {total} {many}, highest first.</p>"
+    return f"<p>The {shown} highest of {total} {many}: the others are in similarity.csv and similarity.json.</p>"
 
 
 def pairs(similarity: Similarity) -> str:
@@ -150,7 +153,10 @@ def pairs(similarity: Similarity) -> str:
     ]
     table = _table(["", "student", "student", "score", "where most"], rows, "pair-table")
     details = "".join(_pair(rank, p, similarity.authors) for rank, p in enumerate(top, 1))
-    return _how_many(len(top), len(similarity.pairs), "pairs") + table + details
+    return _how_many(len(top), len(similarity.pairs), "pair", "pairs") + table + details
+
+
+CLOSE = ("student close to a known source", "students close to a known source")
 
 
 def known(similarity: Similarity) -> str:
@@ -163,7 +169,7 @@ def known(similarity: Similarity) -> str:
     ]
     table = _table(["", "student", "known source", "score", "where most"], rows, "known-table")
     details = "".join(_known(rank, k, similarity.authors) for rank, k in enumerate(top, 1))
-    return _how_many(len(top), len(similarity.known), "students close to a known source") + table + details
+    return _how_many(len(top), len(similarity.known), *CLOSE) + table + details
 
 
 def clusters(similarity: Similarity) -> str:
