@@ -12,8 +12,9 @@ path written is one the grader names, so no file name of a student reaches the a
 left out is named, with why, in MODULES/<owner__name>/left-out.
 `pick` runs in the gradebook job after the merge: each student of RESULTS gets the modules of the first
 MODULES folder whose `commit` is their kept grading's (a re-run's for the students it graded again, the
-previous run's for the others), in ROSTER/<owner__name>/exercises/, as `autograde similarity` reads a
-roster. A student none matches is left out and named.
+previous run's for the others), in ROSTER/<owner__name>/exercises/ as `autograde similarity` reads a
+roster, with their `commit` (the gradebook job uploads ROSTER, for a later re-run's pick). A student none
+matches is left out and named.
 """
 
 import argparse
@@ -79,6 +80,7 @@ def pick(results: Path, sources: list[Path], out: Path) -> list[str]:
             unmatched.append(folder.name)
             continue
         shutil.copytree(found / PACKAGE, out / folder.name / PACKAGE, symlinks=True, dirs_exist_ok=True)
+        shutil.copyfile(found / "commit", out / folder.name / "commit")  # what a later re-run's pick matches
     return unmatched
 
 
