@@ -100,6 +100,14 @@ def cell(text: str) -> str:
     return text.replace("|", "\\|").replace("\r", " ").replace("\n", " ")
 
 
+FORMULA = ("=", "+", "-", "@", "\t", "\r")  # how a cell a spreadsheet would read as a formula begins
+
+
+def spreadsheet(text: str) -> str:
+    """A CSV cell a spreadsheet will not read as a formula: one that begins like one gets a leading quote."""
+    return "'" + text if text.startswith(FORMULA) else text
+
+
 def _command_data(text: str) -> str:
     return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
 

@@ -269,8 +269,19 @@ RENDERERS = {
 }
 
 
-def page(report: ClassReport, source: str) -> str:
-    """The whole page; `source` says where the gradings came from (shown under the title)."""
+def similarity(href: str) -> str:
+    """The line that links to the similarity page (`href`, relative to this one); '' without one."""
+    if not href:
+        return ""
+    return (
+        f'<p id="similarity-link">Who wrote alike: <a href="{escape(href)}">the similarity page</a>, pairs of '
+        "students whose code to look at side by side (nothing there changes a grade).</p>"
+    )
+
+
+def page(report: ClassReport, source: str, similarity_href: str = "") -> str:
+    """The whole page; `source` says where the gradings came from (shown under the title), `similarity_href`
+    the similarity page's address when there is one."""
     contents = "".join(f'<li><a href="#{key}">{escape(title)}</a></li>' for key, title in SECTIONS.items())
     sections = "\n".join(
         f'<section id="{key}"><h2>{escape(title)}</h2>\n{RENDERERS[key](report)}\n</section>'
@@ -288,7 +299,7 @@ def page(report: ClassReport, source: str) -> str:
 <body>
 <header><h1>{escape(TITLE)}</h1>
 <p class="muted">From the gradings in {escape(source)}: {len(report.students)} students, \
-{len(report.items)} rubric items.</p></header>
+{len(report.items)} rubric items.</p>{similarity(similarity_href)}</header>
 <nav><ol>{contents}</ol></nav>
 {sections}
 </body>

@@ -1,7 +1,9 @@
 """The misconception table in Markdown, for GitHub's job summary beside the gradebook's overview."""
 
+from urllib.parse import unquote
+
 from autograder.classreport.data import ClassReport
-from autograder.text import cell
+from autograder.text import cell, code
 
 TOP = 10
 
@@ -27,3 +29,11 @@ def misconception_table(report: ClassReport, top: int = TOP) -> str:
     if len(report.misconceptions) > top:
         lines += ["", f"... and {len(report.misconceptions) - top} more in `report.html`."]
     return "\n".join(lines) + "\n"
+
+
+def similarity(href: str) -> str:
+    """The summary's line about the similarity page (`href`: its address beside report.html); '' without one."""
+    if not href:
+        return ""
+    where = code(unquote(href))
+    return f"\nWho wrote alike, side by side to look at: {where}, beside `report.html` (it changes no grade).\n"

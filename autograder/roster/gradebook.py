@@ -26,7 +26,7 @@ from autograder import TITLE
 from autograder.fingerprint import SHORT, recorded
 from autograder.grading.results import NOT_THE_STUDENTS
 from autograder.rubric import Late, Rubric, days, late_policy, percent
-from autograder.text import cell, code, number
+from autograder.text import cell, code, number, spreadsheet
 
 ON_TIME = "on-time"  # a student's folder: ON_TIME/ holds the grading of their last on-time commit (keep = "better")
 
@@ -185,9 +185,7 @@ def collect(results: Path, rubric: Rubric, roster: list[str] | None = None) -> l
     return sorted(entries, key=lambda entry: entry.student.lower())
 
 
-def _safe(text: str) -> str:
-    """A CSV cell a spreadsheet will not read as a formula."""
-    return "'" + text if text[:1] in ("=", "+", "-", "@") else text
+_safe = spreadsheet  # a CSV cell a spreadsheet will not read as a formula
 
 
 LATE_COLUMNS = ["days_late", "raw_total", "penalty"]  # with the rubric's [late], before the total

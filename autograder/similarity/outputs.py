@@ -1,19 +1,24 @@
-"""The files a similarity run writes into OUT: similarity.json (the data; csv and html follow it)."""
+"""The files a similarity run writes into OUT: similarity.json (the data), similarity.csv and similarity.html."""
 
 import json
 from pathlib import Path
 
+from autograder.similarity import page, table
 from autograder.similarity.records import FunctionMatch, Similarity
+from autograder.text import valid
 
-JSON_NAME = "similarity.json"
+JSON_NAME, CSV_NAME, PAGE_NAME = "similarity.json", "similarity.csv", "similarity.html"
 
 
-def write_outputs(similarity: Similarity, out: Path) -> list[Path]:
-    """Write every file of the run into OUT (made if missing); return their paths."""
+def write_outputs(similarity: Similarity, out: Path, source: str = "") -> list[Path]:
+    """Write every file of the run into OUT (made if missing); return their paths. `source` names the
+    roster compared, on the page."""
     out.mkdir(parents=True, exist_ok=True)
-    path = out / JSON_NAME
-    path.write_text(json.dumps(as_json(similarity), indent=1) + "\n", encoding="utf-8")
-    return [path]
+    paths = [out / JSON_NAME, out / CSV_NAME, out / PAGE_NAME]
+    paths[0].write_text(json.dumps(as_json(similarity), indent=1) + "\n", encoding="utf-8")
+    table.write_csv(similarity, paths[1])
+    paths[2].write_text(valid(page.page(similarity, source)), encoding="utf-8")
+    return paths
 
 
 def as_json(similarity: Similarity) -> dict:

@@ -173,7 +173,7 @@ def test_its_gradebook_merges_this_runs_gradings_with_the_previous_runs_results(
     assert "autograde merge previous new --out results" in runs(gradebook)
     assert 'autograde gradebook results --out gradebook --roster "$ROSTER"' in runs(gradebook)
     uploads = [step["with"]["name"] for step in steps(gradebook) if step.get("uses", "").startswith("actions/upload")]
-    assert uploads == ["gradebook", "results"]
+    assert uploads == ["gradebook", "results", "modules"]
 
 
 def test_its_feedback_job_alone_holds_the_token_and_never_touches_student_code():
@@ -202,6 +202,34 @@ def test_the_roster_workflows_gradebook_job_writes_the_class_report_and_summaris
     assert 'cat gradebook/misconceptions.md >> "$GITHUB_STEP_SUMMARY"' in runs
     upload = next(step for step in steps(gradebook) if step.get("uses", "").startswith("actions/upload-artifact@"))
     assert upload["with"]["path"] == "gradebook"  # report.html goes up with the gradebook
+
+
+def test_its_shards_keep_the_week_modules_before_any_student_code_runs_in_an_artifact_of_their_own():
+    grade = roster_jobs()["grade"]
+    names = [step.get("name", step.get("uses", "")) for step in steps(grade)]
+    keep = next(step for step in steps(grade) if "autograder.roster.modules keep" in step.get("run", ""))
+    assert names.index(keep["name"]) < names.index("Grade the shard (as root, for isolation)")
+    uploads = [step["with"] for step in steps(grade) if step.get("uses", "").startswith("actions/upload-artifact@")]
+    assert [(upload["name"], upload["path"]) for upload in uploads] == [
+        ("grading-shard-${{ matrix.shard }}", "results"),
+        ("modules-shard-${{ matrix.shard }}", "modules"),
+    ]
+    feedback = roster_jobs()["feedback"]
+    patterns = [step["with"].get("pattern") for step in steps(feedback) if "with" in step and "pattern" in step["with"]]
+    assert patterns == ["grading-*"], "the feedback job, which holds the token, takes no student code"
+
+
+def test_its_gradebook_job_compares_the_modules_of_the_gradings_kept_before_the_report_links_to_the_page():
+    gradebook = roster_jobs()["gradebook"]
+    names = [step.get("name", "") for step in steps(gradebook)]
+    similarity = next(step for step in steps(gradebook) if "autograde similarity" in step.get("run", ""))
+    assert "modules pick results --from modules-new modules-previous --out modules" in similarity["run"]
+    assert "autograde similarity modules --out gradebook" in similarity["run"]  # the command's contract
+    assert "|| echo" in similarity["run"], "a failed comparison leaves the gradebook and the report to go up"
+    report = next(name for name in names if name.startswith("Class report"))
+    assert names.index(similarity["name"]) < names.index(report)
+    previous = next(step for step in steps(gradebook) if step.get("with", {}).get("pattern") == "modules")
+    assert previous["if"] == "${{ inputs.previous_run != '' }}" and previous["with"]["run-id"]
 
 
 def test_this_repositorys_ci_gives_the_browser_test_the_runners_chrome_and_refuses_unlisted_skips():

@@ -5,13 +5,13 @@ GitHub's CI, named by REPORT_BROWSER), driven by Playwright with `executable_pat
 own browser download is never used. The page and a screenshot are left in tests/output/.
 """
 
-import os
 import re
 import shutil
 from collections import Counter
 from pathlib import Path
 
 import pytest
+from browser import FLAGS, browser
 from playwright.sync_api import sync_playwright
 from support import ROOT, appended_to, build_submission, replace_in
 
@@ -30,7 +30,6 @@ STUDENTS = {  # student -> the corpus file they submit: several mistakes, severa
 }
 HANGING = "aaron"  # first in the queue: its gather_final runs into the call timeout beside the others
 MISSING = "zed"  # on the roster, never graded
-FLAGS = ["--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run"]
 
 
 def mistake_of(corpus_file: str) -> str:
@@ -39,18 +38,6 @@ def mistake_of(corpus_file: str) -> str:
 
 def module_of(function: str) -> str:
     return next(todo.module for todo in stubs.todos() if todo.function.split(".")[0] == function)
-
-
-def browser() -> str:
-    """The system's Chromium or Chrome: REPORT_BROWSER if set, else the first on PATH."""
-    for name in (os.environ.get("REPORT_BROWSER"), "chromium", "chromium-browser", "google-chrome"):
-        found = shutil.which(name) if name else None
-        if found:
-            return found
-    message = "no Chromium or Chrome on PATH: apt-get install chromium (or set REPORT_BROWSER)"
-    if os.environ.get("CI"):
-        pytest.fail(message)  # .ci/run installs it and GitHub's runner has Chrome: never skipped in CI
-    pytest.skip(message)
 
 
 def roster(folder: Path) -> Path:

@@ -218,6 +218,25 @@ def test_its_feedback_job_opens_one_issue_per_graded_student_with_the_secret_as_
     assert "feedback: 2 opened, 0 updated, 0 unchanged, 2 skipped, 0 failed" in first_run["feedback"].steps[-1].stdout
 
 
+def artifact(course: dict, run: int, name: str) -> Path:
+    return course["root"] / "artifacts" / str(run) / name
+
+
+def test_its_shards_keep_the_week_modules_graded_apart_from_the_gradings_and_feedback_never_sees_them(
+    first_run, course
+):
+    kept = artifact(course, 1, "modules-shard-1")
+    assert sorted(path.name for path in kept.iterdir()) == ["course__alice-week07", "course__bob-week07"]
+    bob = kept / "course__bob-week07"
+    assert (bob / "commit").read_text().strip() == course["commits"]["bob-2"]
+    assert sorted(path.name for path in (bob / "exercises").iterdir()) == sorted(p.name for p in EXERCISES.glob("*.py"))
+    assert (bob / "exercises" / "padding.py").read_bytes() == (SOLUTIONS / "padding.py").read_bytes()
+    assert not artifact(course, 1, "modules-shard-2").exists(), "carol had no commit and dan no repository"
+    for shard in (1, 2):
+        assert not list(artifact(course, 1, f"grading-shard-{shard}").rglob("*.py")), "the gradings hold no code"
+    assert not list((course["root"] / "run-1" / "feedback").rglob("*.py")), "the job with the token takes no code"
+
+
 @pytest.fixture(scope="module")
 def student_rerun(first_run, course) -> dict:
     extensions = {"bob": "2026-12-06T23:59:00+01:00", "carol": "2026-12-05T12:00:00+01:00"}
@@ -237,6 +256,34 @@ def test_a_rerun_of_one_student_grades_only_them_and_merges_with_the_previous_ru
     for name in ("alice", "bob", "dan"):
         assert rows[name] == first[name], f"{name} keeps the first run's grading"
     assert writes(student_rerun["gh"]) == [("create", "course/carol-week07")]
+
+
+def test_a_reruns_similarity_page_compares_the_previous_runs_modules_with_the_students_it_graded_again(
+    student_rerun, course
+):
+    """Needs `autograde similarity` (the engine's branch): the gradebook job runs it as the contract says."""
+    job = student_rerun["gradebook"]
+    said = [(step.name, step.status, step.stdout[-800:], step.stderr[-800:]) for step in job.steps]
+    compared = job.step(next(step.name for step in job.steps if step.name.startswith("Who wrote")))
+    assert compared.ran and "::warning::" not in compared.stdout and job.result == "success", said
+    roster = artifact(course, 2, "modules")
+    assert sorted(path.name for path in roster.iterdir()) == [
+        "course__alice-week07",  # the first run's modules, with the grading kept from it
+        "course__bob-week07",
+        "course__carol-week07",  # graded again in this run
+    ]
+    page = artifact(course, 2, "gradebook")
+    found = json.loads((page / "similarity.json").read_text())
+    first = found["pairs"][0]
+    assert {first["a"], first["b"]} == {"course__bob-week07", "course__carol-week07"}, (
+        "both wrote the reference's padding"
+    )
+    assert {"course__bob-week07", "course__carol-week07"} <= {
+        m["student"] for m in found["known"] if m["source"] == "solutions"
+    }
+    assert (page / "similarity.csv").is_file()
+    assert "course__carol-week07" in (page / "similarity.html").read_text()
+    assert 'href="similarity.html"' in (page / "report.html").read_text()
 
 
 def test_a_rerun_of_one_shard_keeps_each_students_newest_grading_and_edits_feedback_only_when_it_changed(
