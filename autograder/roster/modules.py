@@ -7,7 +7,7 @@
 checked out (SUBMISSIONS/<owner__name>; the last on-time commits of keep = "better" are left out), the
 week's modules of their exercises/ go to MODULES/<owner__name>/exercises/, with the commit they are from
 (`commit`, as RESULTS/<owner__name>/commit records it). Only the stubs' file names are looked up, read as
-the grader reads a submission (regular files, no link followed) and each at most KEPT_MODULE_BYTES: every
+the grader reads a submission (regular files, no link followed) and each at most `[limits] similarity_kb`: every
 path written is one the grader names, so no file name of a student reaches the artifact. A week's module
 left out is named, with why, in MODULES/<owner__name>/left-out.
 `pick` runs in the gradebook job after the merge: each student of RESULTS gets the modules of the first
@@ -22,12 +22,12 @@ import shutil
 import sys
 from pathlib import Path
 
+from autograder import rubric
 from autograder.grading.submission import LeftOut, Module, Submission, SubmissionError, exercise_modules, modules
 from autograder.roster.shard_job import ALSO_ON_TIME, students
 from autograder.text import escaped
 
 PACKAGE = "exercises"
-KEPT_MODULE_BYTES = 256 << 10  # one module kept; as the similarity engine's own bound (rubric [limits] similarity_kb)
 LEFT_OUT = "left-out"  # a student's file: the week's modules not kept, and why
 
 
@@ -38,12 +38,13 @@ def _text(path: Path) -> str:
 def week_modules(folder: Path) -> tuple[list[Module], list[str]]:
     """The week's modules of a checkout's exercises/ (read as the grader reads them), and why any is left out."""
     week, kept, left_out = exercise_modules(), [], []
+    bound = rubric.load().limits.similarity_kb  # the engine's own bound: what it would skip is not kept
     try:
         for read in modules(Submission(folder)):
-            if isinstance(read, Module) and read.name in week and len(read.data) <= KEPT_MODULE_BYTES:
+            if isinstance(read, Module) and read.name in week and len(read.data) <= bound * 1024:
                 kept.append(read)
             elif isinstance(read, Module) and read.name in week:
-                left_out.append(f"{PACKAGE}/{read.name}: over the {KEPT_MODULE_BYTES >> 10} KiB kept of a module")
+                left_out.append(f"{PACKAGE}/{read.name}: over the {bound} KB kept of a module")
             elif isinstance(read, LeftOut) and read.path.removeprefix(f"{PACKAGE}/") in week:
                 left_out.append(f"{read.path}: {read.reason()}")
     except SubmissionError as error:

@@ -6,6 +6,7 @@ from pathlib import Path
 import pytest
 from support import EXERCISES, SOLUTIONS
 
+from autograder import rubric
 from autograder.roster import modules
 
 WEEK = sorted(path.name for path in EXERCISES.glob("*.py"))
@@ -32,7 +33,7 @@ def shard(tmp_path: Path) -> dict:
     bob = checked_out(submissions, results, "course__bob")
     (bob / "padding.py").unlink()
     (bob / "padding.py").symlink_to("/etc/passwd")
-    (bob / "recurrence.py").write_text("x = 1\n" * (modules.KEPT_MODULE_BYTES // 6 + 1))
+    (bob / "recurrence.py").write_text("x = 1\n" * (rubric.load().limits.similarity_kb * 1024 // 6 + 1))
     checked_out(submissions, results, "course__cy", commit=None)  # its clone failed: nothing graded
     checked_out(submissions, results, "course__ada@on-time", commit="beef")  # keep = "better"'s other checkout
     dee = checked_out(submissions, results, "course__dee")
@@ -75,7 +76,7 @@ def test_a_link_or_a_module_too_big_is_left_out_with_why_and_the_others_kept(sha
     left_out = (bob / modules.LEFT_OUT).read_text().splitlines()
     assert left_out == [
         "exercises/padding.py: it is a symbolic link, and the grader never follows one",
-        f"exercises/recurrence.py: over the {modules.KEPT_MODULE_BYTES >> 10} KiB kept of a module",
+        f"exercises/recurrence.py: over the {rubric.load().limits.similarity_kb} KB kept of a module",
     ]
     dee = shard["out"] / "course__dee"
     assert list((dee / "exercises").iterdir()) == [] and (dee / modules.LEFT_OUT).read_text().strip()
