@@ -5,12 +5,11 @@ Everything comes from the structured parts of each results.json (scores, a test'
 reading of the folders (who was graded, who was not and why).
 """
 
-import json
 import statistics
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 from autograder import integrity, stubs
 from autograder.checks.catalogue import CATALOGUE, MISTAKES
@@ -18,6 +17,10 @@ from autograder.fingerprint import SHORT, recorded
 from autograder.grading.results import Failure
 from autograder.roster.gradebook import Entry, collect, late_note, mixed_graders
 from autograder.rubric import Rubric, late_policy
+from autograder.sandbox import record as sandbox_record
+
+if TYPE_CHECKING:
+    from autograder.classreport.itemstats import ItemReport
 
 # item failures that say the grading of the item went wrong, not the answer
 TROUBLE = {
@@ -31,6 +34,8 @@ TROUBLE = {
     Failure.NOT_RUN: "did not run",
 }
 EXAMPLE_LINES = 8  # lines of feedback shown as a mistake's example
+# the protections a grading records, in the order the health section names them
+PROTECTIONS = ("separate_user", *sandbox_record.REQUIRED, "private_tmp", "own_pid_namespace", "fair_cpu")
 
 
 @dataclass
@@ -76,6 +81,8 @@ class Threshold:
     threshold: float
     accuracies: dict[str, float]  # student -> median accuracy reached
     without: list[str]  # graded students whose training gave no accuracy (it crashed, timed out, ...)
+    not_done: list[str] = field(default_factory=list)  # graded students whose TODO still raises NotImplementedError
+    why: Counter[str] = field(default_factory=Counter)  # what the failures of `without` were, in words -> students
 
     @property
     def reached(self) -> int:
@@ -112,11 +119,23 @@ class Timed(NamedTuple):
 
 
 @dataclass
+class Isolations:
+    """The isolation the gradings recorded, counted in words: how many gradings each layer, protection and
+    failure; read through the sandbox's own record (its data, never its summary line)."""
+
+    recorded: int = 0  # gradings that recorded their isolation
+    layers: Counter[str] = field(default_factory=Counter)  # a layer in force, as people read it ("landlock abi 7")
+    protections: Counter[str] = field(default_factory=Counter)  # a protection in force ("no network")
+    failures: Counter[str] = field(default_factory=Counter)  # a layer that did not start, and why
+    not_required: int = 0  # gradings run with --no-require-isolation
+
+
+@dataclass
 class Health:
     seconds: list[float]  # execution time of each grading that recorded one
     slowest: list[Timed]  # the three slowest gradings
     versions: dict[str, Counter]  # "grader_version" -> Counter of values
-    isolation: dict[str, Counter]  # an isolation key -> Counter of its values, across gradings
+    isolation: "Isolations"  # the layers and protections in force, and the failures, across gradings
     graders: str = ""  # the warning when the graded students were graded by different graders (fingerprints)
 
 
@@ -133,6 +152,7 @@ class ClassReport:
     late_policy: str = ""  # the rubric's [late] in a sentence; "" without one
     credit: dict[str, float] | None = None  # the rubric's [credit]: catalogue id -> fraction kept
     noted: list[Noted] = field(default_factory=list)  # students whose code has integrity notes, in roster order
+    statistics: "ItemReport | None" = None  # facility and discrimination per item, mistakes per TODO
 
     @property
     def graded(self) -> list[StudentRecord]:
@@ -259,15 +279,24 @@ def thresholds(graded: list[StudentRecord], rubric: Rubric) -> list[Threshold]:
         recipe = rubric.recipe(item.function, item.aspect)
         if recipe is None:
             continue
-        reached, without = {}, []
+        found.append(Threshold(item.name, recipe.describe, recipe.threshold, {}, []))
         for one in graded:
-            accuracy = _numeric(_dict(one.tests.get(item.name, {}).get("extra_data")).get("accuracy"))
-            if accuracy is None:
-                without.append(one.name)
-            else:
-                reached[one.name] = accuracy
-        found.append(Threshold(item.name, recipe.describe, recipe.threshold, reached, without))
+            _reached(found[-1], one)
     return found
+
+
+def _reached(threshold: Threshold, one: StudentRecord) -> None:
+    """One student's accuracy on a threshold item; else why there is none: not done, or what went wrong."""
+    record = one.tests.get(threshold.item, {})
+    accuracy = _numeric(_dict(record.get("extra_data")).get("accuracy"))
+    kind = failure(record)
+    if accuracy is not None:
+        threshold.accuracies[one.name] = accuracy
+    elif kind == Failure.NOT_DONE:
+        threshold.not_done.append(one.name)
+    else:
+        threshold.without.append(one.name)
+        threshold.why[TROUBLE.get(kind, kind or "no failure recorded")] += 1  # the words of TROUBLE, else its own
 
 
 def _zero_todos(one: StudentRecord, rubric: Rubric, labels: dict[str, str]) -> list[str]:
@@ -299,21 +328,29 @@ def look_at(students: list[StudentRecord], rubric: Rubric) -> dict[str, list[Loo
     }
 
 
-def _flatten(values: dict, prefix: str = "") -> dict[str, str]:
-    flat = {}
-    for key, value in values.items():
-        if isinstance(value, dict):
-            flat.update(_flatten(value, f"{prefix}{key}."))
-        else:
-            flat[f"{prefix}{key}"] = value if isinstance(value, str) else json.dumps(value)
-    return flat
+def isolations(students: list[StudentRecord]) -> Isolations:
+    """The isolation of each grading that recorded one, counted: layers, protections, failures."""
+    found = Isolations()
+    for one in students:
+        data = one.environment.get("isolation")
+        if not isinstance(data, dict):
+            continue
+        try:
+            isolation = sandbox_record.from_dict(data)
+        except (TypeError, ValueError, KeyError):  # a record this grader cannot read: counted, not trusted
+            isolation = sandbox_record.Isolation()
+        found.recorded += 1
+        found.layers.update(isolation.in_force())
+        found.protections.update(name.replace("_", " ") for name in PROTECTIONS if getattr(isolation, name))
+        found.failures.update(str(failure) for failure in isolation.failures)
+        found.not_required += one.environment.get("isolation_required") is False
+    return found
 
 
 def health(students: list[StudentRecord]) -> Health:
     """Time per grading, the versions and the isolation each grading recorded."""
     timed = [Timed(one.name, one.seconds) for one in students if one.seconds is not None]
     versions: dict[str, Counter] = {}
-    isolation: dict[str, Counter] = {}
     for one in students:
         for key in ("grader_version", "torch_version", "python_version"):
             if key in one.environment:
@@ -321,11 +358,9 @@ def health(students: list[StudentRecord]) -> Health:
         if one.environment:  # a grading's record: the grader that made it, in short
             stamp = recorded({"extra_data": one.environment})[:SHORT]
             versions.setdefault("fingerprint", Counter())[stamp or "none recorded"] += 1
-        for key, value in _flatten(_dict(one.environment.get("isolation"))).items():
-            isolation.setdefault(key, Counter())[value] += 1
     slowest = sorted(timed, key=lambda one: -one.seconds)[:3]
     graders = mixed_graders([recorded({"extra_data": one.environment}) for one in students if one.total is not None])
-    return Health([one.seconds for one in timed], slowest, versions, isolation, graders)
+    return Health([one.seconds for one in timed], slowest, versions, isolations(students), graders)
 
 
 def noted(entries: list[Entry]) -> list[Noted]:
@@ -340,6 +375,8 @@ def noted(entries: list[Entry]) -> list[Noted]:
 
 def build(results: Path, rubric: Rubric, roster: list[str] | None = None) -> ClassReport:
     """The class report's data for the gradings under `results` (one folder per student)."""
+    from autograder.classreport import itemstats  # it reads the students through this module's readers
+
     entries = collect(results, rubric, roster)
     students = [record(entry, rubric) for entry in entries]
     graded = [one for one in students if one.total is not None]
@@ -356,4 +393,5 @@ def build(results: Path, rubric: Rubric, roster: list[str] | None = None) -> Cla
         late_policy=late_policy(rubric.late) if rubric.late else "",
         credit=dict(rubric.credit.fractions) or None,
         noted=noted(entries),
+        statistics=itemstats.build(graded, rubric),
     )
