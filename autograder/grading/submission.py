@@ -111,6 +111,11 @@ class Submission:
         """The path of a file of the package, as the reports show it."""
         return name if self.package == "." else f"{self.package}/{name}"
 
+    def in_fork(self, path: str) -> str:
+        """A path of the submission as the fork has it (`week07-main/README.md` of an upload: `README.md`)."""
+        fork = str(PurePosixPath(self.package).parent) if PurePosixPath(self.package).name == PACKAGE else "."
+        return path[len(fork) + 1 :] if fork != "." and path.startswith(f"{fork}/") else path
+
     def module_of(self, path: str) -> str | None:
         """The module a path of the submission would be (`padding` for exercises/padding.py), else None."""
         prefix = "" if self.package == "." else f"{self.package}/"
@@ -253,7 +258,7 @@ def listing(submission: Submission, shipped: frozenset[str] = frozenset()) -> Li
     for entry in [*submission.left_out, *walked]:
         if entry.why is Why.TOOL:
             found.unlisted.tools[PurePosixPath(entry.path).name] += 1
-        elif entry.why is Why.NOT_GRADED and entry.path in shipped:
+        elif entry.why is Why.NOT_GRADED and submission.in_fork(entry.path) in shipped:
             found.unlisted.shipped += 1
         elif len(found.entries) < MAX_LISTED:
             found.entries.append(entry)

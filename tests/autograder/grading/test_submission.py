@@ -164,3 +164,11 @@ def test_it_still_names_a_release_file_that_is_a_link(tmp_path):
     (fork / "README.md").symlink_to("/etc/passwd")
     found = reading.listing(Submission(fork), student_repository.shipped())
     assert [(entry.path, entry.why) for entry in found.entries] == [("README.md", Why.LINK)]
+
+
+def test_it_counts_the_releases_files_of_an_upload_whose_fork_sits_in_a_folder(tmp_path):
+    fork = build_submission(tmp_path / "upload" / "week07-main")
+    (fork / "README.md").write_text("as released\n")
+    (fork / "answers.txt").write_text("mine\n")
+    found = reading.listing(Submission(tmp_path / "upload", "week07-main/exercises"), student_repository.shipped())
+    assert [entry.path for entry in found.entries] == ["week07-main/answers.txt"] and found.unlisted.shipped == 1
