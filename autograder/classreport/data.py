@@ -34,8 +34,17 @@ TROUBLE = {
     Failure.NOT_RUN: "did not run",
 }
 EXAMPLE_LINES = 8  # lines of feedback shown as a mistake's example
-# the protections a grading records, in the order the health section names them
-PROTECTIONS = ("separate_user", *sandbox_record.REQUIRED, "private_tmp", "own_pid_namespace", "fair_cpu")
+# the protections a grading records (sandbox/record.py's names), in words, in the order the health section names them
+PROTECTIONS = {
+    "separate_user": "a user of its own",
+    "hidden_instructor_files": "the instructor's files hidden",
+    "no_network": "no network",
+    "no_process_outlives": "no process outlives the grading",
+    "others_out_of_reach": "other processes out of reach",
+    "private_tmp": "a private /tmp",
+    "own_pid_namespace": "its own process ids",
+    "fair_cpu": "a fair share of the CPU",
+}
 
 
 @dataclass
@@ -341,7 +350,7 @@ def isolations(students: list[StudentRecord]) -> Isolations:
             isolation = sandbox_record.Isolation()
         found.recorded += 1
         found.layers.update(isolation.in_force())
-        found.protections.update(name.replace("_", " ") for name in PROTECTIONS if getattr(isolation, name))
+        found.protections.update(words for name, words in PROTECTIONS.items() if getattr(isolation, name, False))
         found.failures.update(str(failure) for failure in isolation.failures)
         found.not_required += one.environment.get("isolation_required") is False
     return found

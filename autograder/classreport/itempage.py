@@ -35,7 +35,11 @@ def pointed_out(report: ItemReport) -> str:
     flagged = report.pointed_out
     if not flagged:
         return "<p>No item is pointed out: each separates the students, and none is passed or failed by all.</p>"
-    lines = [f"<li><strong>{escape(item.item)}</strong>: {escape(item.note)}.</li>" for item in flagged]
+    lines = [
+        f"<li><strong>{escape(item.item)}</strong>: {escape(item.note)} (facility {_fraction(item.facility)}, "
+        f"discrimination {_fraction(item.discrimination)}).</li>"
+        for item in flagged
+    ]
     return f"<p>{len(flagged)} of {len(report.items)} items to look at again:</p><ul>{''.join(lines)}</ul>"
 
 

@@ -237,9 +237,8 @@ def integrity(report: ClassReport) -> str:
 
 
 def _counted(counter: Counter, recorded: int) -> str:
-    """'uid 61000-64999 (6 of 6 gradings); landlock abi 7 (5 of 6)', most common first."""
-    shown = [f"{escape(value)} ({count} of {recorded})" for value, count in counter.most_common()]
-    return "; ".join(shown) + (" gradings" if shown else "")
+    """'uid 61000-64999 (6 of 6); landlock abi 7 (5 of 6)', most common first."""
+    return "; ".join(f"{escape(value)} ({count} of {recorded})" for value, count in counter.most_common())
 
 
 def isolation(state: Isolations) -> list[str]:
@@ -247,7 +246,7 @@ def isolation(state: Isolations) -> list[str]:
     if not state.recorded:
         return ["<p>No grading recorded its isolation.</p>"]
     parts = [
-        f"<p>{state.recorded} gradings recorded their isolation.</p><ul>",
+        f"<p>{state.recorded} gradings recorded their isolation; how many of them had each:</p><ul>",
         f"<li>Layers in force: {_counted(state.layers, state.recorded) or 'none (interpreter-level only)'}.</li>",
         f"<li>Protections in force: {_counted(state.protections, state.recorded) or 'none'}.</li>",
     ]

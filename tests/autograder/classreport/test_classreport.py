@@ -175,7 +175,7 @@ def test_it_counts_the_versions_and_in_words_the_isolation_layers_protections_an
     isolation = state.isolation
     assert isolation.recorded == 6
     assert isolation.layers == {"uid 61000-64999": 6, "landlock abi 7": 5}
-    assert isolation.protections == {"separate user": 6, "no network": 5}
+    assert isolation.protections == {data.PROTECTIONS["separate_user"]: 6, data.PROTECTIONS["no_network"]: 5}
     assert isolation.failures == {"landlock: create_ruleset: ENOSYS": 1} and isolation.not_required == 1
     assert sorted(state.seconds) == [10.0] * 6 + [700.0] and state.slowest[0] == ("fay", 700.0)
 
@@ -316,3 +316,13 @@ def test_it_says_what_the_courses_policies_did_and_counts_credited_items_apart(t
 def test_without_the_policies_the_page_has_neither_their_paragraphs_nor_the_credited_column(written):
     page = (written / "report.html").read_text()
     assert "Late work" not in page and "Credit by named mistake" not in page and ">credited<" not in page
+
+
+def test_its_health_section_says_the_isolation_in_words_not_raw_keys(written):
+    text = (written / "report.html").read_text()
+    health = text[text.index('<section id="health">') :]
+    health = health[: health.index("</section>")]
+    assert "Layers in force: uid 61000-64999 (6 of 6); landlock abi 7 (5 of 6)." in health
+    assert "Layers that failed to start, and why: landlock: create_ruleset: ENOSYS (1 of 6)." in health
+    assert f"{data.PROTECTIONS['no_network']} (5 of 6)" in health and "1 graded with isolation not required" in health
+    assert "layers." not in health and "separate_user" not in health, "no raw key of results.json"
