@@ -262,13 +262,13 @@ def report_command(
 
     if not results.is_dir():
         return fail(f"{results} is not a folder of gradings")
-    if no_gradings(results):
-        return fail(no_gradings(results))
     try:
         selected = rubric.load(rubric_file).select(only)
         expected = shards.repositories(roster) if roster else None
     except (ValueError, OSError, shards.RosterError) as error:
         return fail(error)
+    if no_gradings(results):  # after the rubric: a bad rubric is refused the same way by every command
+        return fail(no_gradings(results))
     return write_report(results, out, selected, expected, required)
 
 
