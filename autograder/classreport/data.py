@@ -9,18 +9,27 @@ import statistics
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, NamedTuple
+from typing import NamedTuple
 
-from autograder import integrity, stubs
+from autograder import integrity
 from autograder.checks.catalogue import CATALOGUE, MISTAKES
+from autograder.classreport import itemstats
+from autograder.classreport.records import (
+    LateWork,
+    StudentRecord,
+    credited,
+    failure,
+    mapping,
+    numeric,
+    score,
+    tags,
+    todo_labels,
+)
 from autograder.fingerprint import SHORT, recorded
 from autograder.grading.results import Failure
 from autograder.roster.gradebook import Entry, collect, late_note, mixed_graders
 from autograder.rubric import Rubric, late_policy
 from autograder.sandbox import record as sandbox_record
-
-if TYPE_CHECKING:
-    from autograder.classreport.itemstats import ItemReport
 
 # item failures that say the grading of the item went wrong, not the answer
 TROUBLE = {
@@ -45,17 +54,6 @@ PROTECTIONS = {
     "own_pid_namespace": "its own process ids",
     "fair_cpu": "a fair share of the CPU",
 }
-
-
-@dataclass
-class StudentRecord:
-    name: str
-    total: float | None  # None: no grade (see error)
-    error: str
-    tests: dict[str, dict]  # item name -> its test record in results.json
-    seconds: float | None  # the grading's execution_time
-    environment: dict  # the grading's extra_data
-    late: "LateWork | None" = None  # what the rubric's [late] did to the total
 
 
 @dataclass
@@ -96,16 +94,6 @@ class Threshold:
     @property
     def reached(self) -> int:
         return sum(value >= self.threshold for value in self.accuracies.values())
-
-
-@dataclass
-class LateWork:
-    """What the rubric's [late] did to one student's total, and why (the gradebook's words)."""
-
-    days_late: int
-    raw_total: float
-    penalty: float
-    note: str
 
 
 @dataclass
@@ -161,7 +149,7 @@ class ClassReport:
     late_policy: str = ""  # the rubric's [late] in a sentence; "" without one
     credit: dict[str, float] | None = None  # the rubric's [credit]: catalogue id -> fraction kept
     noted: list[Noted] = field(default_factory=list)  # students whose code has integrity notes, in roster order
-    statistics: "ItemReport | None" = None  # facility and discrimination per item, mistakes per TODO
+    statistics: itemstats.ItemReport | None = None  # facility and discrimination per item, mistakes per TODO
 
     @property
     def graded(self) -> list[StudentRecord]:
@@ -184,21 +172,12 @@ class ClassReport:
         return statistics.median(self.totals) if self.totals else None
 
 
-def _dict(value: object) -> dict:
-    return value if isinstance(value, dict) else {}
-
-
-def _numeric(value: object) -> float | None:
-    """A value read from results.json as a number; None when it is not one."""
-    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
-
-
 def record(entry: Entry, rubric: Rubric | None = None) -> StudentRecord:
     """One student's grading as the report reads it: only the structured parts of results.json."""
     tests = entry.document.get("tests") if isinstance(entry.document.get("tests"), list) else []
     records = {str(test.get("name")): test for test in tests if isinstance(test, dict)}
-    seconds = _numeric(entry.document.get("execution_time"))
-    environment = _dict(entry.document.get("extra_data"))
+    seconds = numeric(entry.document.get("execution_time"))
+    environment = mapping(entry.document.get("extra_data"))
     return StudentRecord(
         entry.student, entry.total, entry.error, records, seconds, environment, _late_work(entry, rubric)
     )
@@ -209,29 +188,6 @@ def _late_work(entry: Entry, rubric: Rubric | None) -> LateWork | None:
     if not note or entry.raw_total is None:
         return None
     return LateWork(entry.days_late or 0, entry.raw_total, entry.penalty or 0.0, note)
-
-
-def score(record: dict | None) -> float:
-    return _numeric((record or {}).get("score")) or 0.0
-
-
-def failure(record: dict | None) -> str:
-    return str(_dict((record or {}).get("extra_data")).get("failure", ""))
-
-
-def credited(record: dict | None) -> bool:
-    """Whether the item scored by the rubric's [credit] (its extra_data keeps the credit and the raw score)."""
-    return isinstance(_dict((record or {}).get("extra_data")).get("credit"), dict)
-
-
-def tags(record: dict) -> list[str]:
-    found = record.get("tags")
-    return [str(tag) for tag in found] if isinstance(found, list) else []
-
-
-def todo_labels() -> dict[str, str]:
-    """Graded function -> "TODO 4 · gather-at-final-index", from the solutions' markers."""
-    return {todo.function.split(".")[0]: todo.label for todo in stubs.todos()}
 
 
 def shares(graded: list[StudentRecord], rubric: Rubric) -> tuple[list[Share], list[Share]]:
@@ -297,7 +253,7 @@ def thresholds(graded: list[StudentRecord], rubric: Rubric) -> list[Threshold]:
 def _reached(threshold: Threshold, one: StudentRecord) -> None:
     """One student's accuracy on a threshold item; else why there is none: not done, or what went wrong."""
     record = one.tests.get(threshold.item, {})
-    accuracy = _numeric(_dict(record.get("extra_data")).get("accuracy"))
+    accuracy = numeric(mapping(record.get("extra_data")).get("accuracy"))
     kind = failure(record)
     if accuracy is not None:
         threshold.accuracies[one.name] = accuracy
@@ -384,8 +340,6 @@ def noted(entries: list[Entry]) -> list[Noted]:
 
 def build(results: Path, rubric: Rubric, roster: list[str] | None = None) -> ClassReport:
     """The class report's data for the gradings under `results` (one folder per student)."""
-    from autograder.classreport import itemstats  # it reads the students through this module's readers
-
     entries = collect(results, rubric, roster)
     students = [record(entry, rubric) for entry in entries]
     graded = [one for one in students if one.total is not None]

@@ -11,7 +11,7 @@ here; plain records only, drawn by `page` and `summary`.
 import statistics
 from dataclasses import dataclass
 
-from autograder.classreport.data import StudentRecord, failure, score, tags, todo_labels
+from autograder.classreport.records import StudentRecord, failure, score, tags, todo_labels
 from autograder.grading.results import Failure
 from autograder.rubric import Report, Rubric
 
