@@ -12,6 +12,7 @@ import json
 import os
 import sys
 import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -279,7 +280,7 @@ def not_read_markdown(result: GradingResult) -> list[str]:
     the release's own files and the tools' folders in one line that counts them."""
     noted = [entry for entry in result.ignored if entry.why is not Why.NOT_GRADED]
     plain = [entry for entry in result.ignored if entry.why is Why.NOT_GRADED]
-    expected = [f"- not read, as expected: {unlisted_text(result.unlisted)}"] if result.unlisted else []
+    expected = [f"- not read, as expected: {unlisted_text(result.unlisted, code)}"] if result.unlisted else []
     if not result.ignored:
         return ["", *expected] if expected else []
     lines = ["", "### Not read by the grader", ""]
@@ -294,13 +295,14 @@ def not_read_markdown(result: GradingResult) -> list[str]:
     return lines + expected
 
 
-def unlisted_text(unlisted: Unlisted) -> str:
+def unlisted_text(unlisted: Unlisted, show: Callable[[str], str] = str) -> str:
     """'12 files of the release itself; tool folders, not looked into: .git, .venv (2)'."""
     parts = (
         [f"{unlisted.shipped} file{'s' * (unlisted.shipped != 1)} of the release itself"] if unlisted.shipped else []
     )
     if unlisted.tools:
-        named = ", ".join(name + (f" ({count})" if count > 1 else "") for name, count in sorted(unlisted.tools.items()))
+        counted = sorted(unlisted.tools.items())
+        named = ", ".join(show(name) + (f" ({count})" if count > 1 else "") for name, count in counted)
         parts.append(f"tool folders, not looked into: {named}")
     return "; ".join(parts)
 
