@@ -15,9 +15,8 @@ from functools import partial
 from pathlib import Path
 
 from autograder import stubs
-from autograder.checks.thresholds import STUDENT_SEEDS
 from autograder.locations import PUBLIC_TESTS, RUNTIME, SOLUTIONS, TEMPLATES
-from autograder.release import classroom, public_mistakes, readme
+from autograder.release import classroom, readme
 from autograder.release.public_tests import todo_map
 from autograder.rubric import Rubric, load
 
@@ -66,7 +65,7 @@ def training_check(rubric: Rubric) -> dict[str, Callable[[], bytes]]:
         f"{CHECK_TRAINING}/recipe.py": (RUNTIME / "training.py").read_bytes,
         f"{CHECK_TRAINING}/language_model.py": (RUNTIME / "language_model.py").read_bytes,
         f"{CHECK_TRAINING}/forget_gate.py": (TEMPLATES / "check_training_forget_gate.py").read_bytes,
-        f"{CHECK_TRAINING}/settings.json": lambda: _json({"data_seeds": vars(STUDENT_SEEDS), "items": items}),
+        f"{CHECK_TRAINING}/settings.json": lambda: _json({"data_seeds": vars(student_seeds()), "items": items}),
     }
 
 
@@ -85,7 +84,7 @@ def makers(todos: list[stubs.Todo], rubric: Rubric, classroom_workflow: bool = F
     }
     for path in sorted(PUBLIC_TESTS.glob("*.py")):
         out[f"exercises/tests/{path.name}"] = path.read_bytes
-    out[MISTAKES] = lambda: (json.dumps(public_mistakes.values().shipped, separators=(",", ":")) + "\n").encode("utf-8")
+    out[MISTAKES] = _mistakes
     out.update(training_check(rubric))
     out["README.md"] = lambda: readme.readme(todos, rubric).encode("utf-8")
     out["pyproject.toml"] = (TEMPLATES / "student-pyproject.toml").read_bytes
@@ -94,6 +93,21 @@ def makers(todos: list[stubs.Todo], rubric: Rubric, classroom_workflow: bool = F
     out[f"{SCRIPTS}/summarize.py"] = (TEMPLATES / "summarize.py").read_bytes
     out[f"{SCRIPTS}/todos.json"] = lambda: _json(mapping(todos))
     return out
+
+
+def student_seeds() -> object:
+    """The data seeds the students' training check uses (imported here: it imports torch, which the grader
+    must not pay for before its worker starts, when a grading asks for the release's file names)."""
+    from autograder.checks.thresholds import STUDENT_SEEDS
+
+    return STUDENT_SEEDS
+
+
+def _mistakes() -> bytes:
+    """mistakes.json: the known mistakes' values on the public tests' inputs (recorded with torch: imported here)."""
+    from autograder.release import public_mistakes
+
+    return (json.dumps(public_mistakes.values().shipped, separators=(",", ":")) + "\n").encode("utf-8")
 
 
 def _stub(texts: Callable[[], dict[str, str]], name: str) -> bytes:
