@@ -267,7 +267,21 @@ def report_command(
         expected = shards.repositories(roster) if roster else None
     except (ValueError, OSError, shards.RosterError) as error:
         return fail(error)
+    if no_gradings(results):  # after the rubric: a bad rubric is refused the same way by every command
+        return fail(no_gradings(results))
     return write_report(results, out, selected, expected, required)
+
+
+def no_gradings(results: Path) -> str:
+    """Why `results` is not a folder of gradings the report can read ("" when it is): what the report expects."""
+    expects = "the report expects a folder with one subfolder per student, each holding its results.json"
+    if (results / "results.json").is_file():
+        return (
+            f"{escaped(str(results))} is one grading (its results.json is right there): {expects} (grade-all's --out)"
+        )
+    if not any((folder / "results.json").is_file() for folder in results.iterdir() if folder.is_dir()):
+        return f"{escaped(str(results))} holds no gradings: {expects} (grade-all's --out)"
+    return ""
 
 
 def write_report(
@@ -286,7 +300,8 @@ def write_report(
         f"wrote {out / classreport.PAGE} and {out / classreport.TABLE}: {len(report.graded)} graded, "
         f"{len(report.ungraded)} without a grade ({faults} of them by a grader error), "
         f"{len(report.misconceptions)} catalogue mistakes named, "
-        f"{len(report.noted)} students with integrity notes (“Look at this code”)"
+        f"{len(report.noted)} students with integrity notes (“Look at this code”), "
+        f"{len(report.statistics.pointed_out) if report.statistics else 0} items pointed out (“Item statistics”)"
     )
     if report.health.graders:  # the page says it too, in its health section
         print(f"autograde: {report.health.graders}", file=sys.stderr)

@@ -4,7 +4,8 @@
 `Rubric` and checks it as it reads; whoever needs the rubric is handed that `Rubric`, never the file.
 Each section of the file is one record: `[points.F]` an `Item` per aspect, `[thresholds.F.A]` a
 `Recipe`, `[limits]` the `Limits`, and the course's policies: `[late]` the `Late` work policy,
-`[credit]` the `Credit` kept for a named mistake. Every item must have its hidden test and every
+`[credit]` the `Credit` kept for a named mistake; `[report]` when the class report's item statistics
+point an item out (`Report`). Every item must have its hidden test and every
 hidden test its item, whichever file is read; the file states its `total` at the top, and the points
 must add up to it (a typo such as `output = 50` is refused, not graded). Standard library only: the
 roster workflow's jobs import it bare, and `python -m autograder.rubric FILE` checks a file and says what it sets.
@@ -23,7 +24,7 @@ from autograder.checks.catalogue import CATALOGUE
 from autograder.locations import RUBRIC, SUITES
 from autograder.runtime.bounds import Bounds
 
-SECTIONS = ("points", "thresholds", "limits", "late", "credit")  # the tables a rubric file may hold
+SECTIONS = ("points", "thresholds", "limits", "late", "credit", "report")  # the tables a rubric file may hold
 SETTINGS = ("total",)  # the keys at the top of a rubric file, before any table
 KEEP = ("latest", "better")  # [late] keep: which commits are graded, and which counts
 LATE_KEYS = ("per_day", "max_days", "keep")
@@ -112,6 +113,18 @@ class Recipe:
 
 
 @dataclass(frozen=True)
+class Report:
+    """When the class report's item statistics point an item out, with its defaults: the rubric's [report] sets any.
+    Facility is the mean fraction of an item's points; discrimination the correlation of its score with the rest
+    of the total (the corrected item-total correlation, as PrairieLearn and Moodle compute it)."""
+
+    everyone_passes: float = 0.95  # facility at least this: (nearly) everyone passes the item
+    everyone_fails: float = 0.05  # facility at most this: (nearly) everyone fails it
+    low_discrimination: float = 0.2  # discrimination below this: the item does not separate students
+    min_students: int = 5  # graded students below this: too few to point any item out
+
+
+@dataclass(frozen=True)
 class Late:
     """The late-work policy ([late]). The roster's shard job grades the last commit at most `max_days`
     after the student's deadline ("better": the last on-time commit too); the gradebook takes `per_day`
@@ -154,6 +167,7 @@ class Rubric:
     text: str = field(default="", compare=False, repr=False)  # that file's text: part of a grading's key
     late: Late | None = None  # None: no [late] section, no late work graded
     credit: Credit = field(default_factory=Credit)  # empty: no [credit] section
+    report: Report = Report()  # the class report's item statistics: when an item is pointed out
 
     @property
     def total(self) -> float:
@@ -205,7 +219,8 @@ def _rubric(data: dict[str, Any], path: Path, text: str) -> Rubric:
     recipes = tuple(_recipe(function, aspect, table, items) for function, aspect, table in _threshold_tables(data))
     late = _late(data["late"]) if "late" in data else None
     credit = _credit(_table(data, "credit"))
-    return Rubric(items, _limits(_table(data, "limits")), recipes, path, text, late, credit)
+    report = _report(_table(data, "report"))
+    return Rubric(items, _limits(_table(data, "limits")), recipes, path, text, late, credit, report)
 
 
 def _table(data: dict[str, Any], name: str) -> dict[str, Any]:
@@ -300,6 +315,20 @@ def _limits(table: dict[str, Any]) -> Limits:
     if whole:
         raise RubricError(f"limits.{whole[0]} must be a whole number, not {table[whole[0]]!r}")
     return Limits(**{name: int(value) if kinds[name] is int else value for name, value in values.items()})
+
+
+def _report(table: dict[str, Any]) -> Report:
+    kinds = {setting.name: setting.type for setting in fields(Report)}
+    unknown = sorted(set(table) - set(kinds))
+    if unknown:
+        raise RubricError(f"unknown setting report.{unknown[0]} (the settings are {', '.join(kinds)})")
+    values = {name: _fraction(value, f"report.{name}") for name, value in table.items() if kinds[name] is float}
+    if "min_students" in table:
+        count = table["min_students"]
+        if isinstance(count, bool) or not isinstance(count, int) or count < 2:
+            raise RubricError(f"report.min_students must be a whole number of at least 2, not {count!r}")
+        values["min_students"] = count
+    return Report(**values)
 
 
 def suite_tests(suites: Path = SUITES) -> dict[str, list[str]]:

@@ -1,9 +1,10 @@
 """`autograde report RESULTS_DIR --out DIR`: what the class got wrong, on one static page.
 
 `data` computes the figures from the roster's results.json files (their `tags` and
-`extra_data`, never their text), `charts` draws them with matplotlib, `page` writes
-report.html and `summary` the Markdown misconception table for a CI job summary. When a
-similarity.html (`autograde similarity`) is beside the report or the gradings, both link to it.
+`extra_data`, never their text) and `itemstats` each item's facility and discrimination;
+`charts` draws them with matplotlib, `page` (with `itempage`) writes report.html and `summary`
+the Markdown misconception table and the items pointed out, for a CI job summary.
+When a similarity.html (`autograde similarity`) is beside the report or the gradings, both link to it.
 """
 
 import os
@@ -23,7 +24,8 @@ def write(results: Path, out: Path, rubric: Rubric, roster: list[str] | None = N
     out.mkdir(parents=True, exist_ok=True)
     similarity = similarity_link(results, out)
     (out / PAGE).write_text(page.page(report, str(results), similarity), encoding="utf-8")
-    (out / TABLE).write_text(summary.misconception_table(report) + summary.similarity(similarity), encoding="utf-8")
+    tables = summary.misconception_table(report) + "\n" + summary.items_pointed_out(report)
+    (out / TABLE).write_text(tables + summary.similarity(similarity), encoding="utf-8")
     return report
 
 

@@ -5,19 +5,31 @@ Everything comes from the structured parts of each results.json (scores, a test'
 reading of the folders (who was graded, who was not and why).
 """
 
-import json
 import statistics
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import NamedTuple
 
-from autograder import integrity, stubs
+from autograder import integrity
 from autograder.checks.catalogue import CATALOGUE, MISTAKES
+from autograder.classreport import itemstats
+from autograder.classreport.records import (
+    LateWork,
+    StudentRecord,
+    credited,
+    failure,
+    mapping,
+    numeric,
+    score,
+    tags,
+    todo_labels,
+)
 from autograder.fingerprint import SHORT, recorded
 from autograder.grading.results import Failure
 from autograder.roster.gradebook import Entry, collect, late_note, mixed_graders
 from autograder.rubric import Rubric, late_policy
+from autograder.sandbox import record as sandbox_record
 
 # item failures that say the grading of the item went wrong, not the answer
 TROUBLE = {
@@ -31,17 +43,17 @@ TROUBLE = {
     Failure.NOT_RUN: "did not run",
 }
 EXAMPLE_LINES = 8  # lines of feedback shown as a mistake's example
-
-
-@dataclass
-class StudentRecord:
-    name: str
-    total: float | None  # None: no grade (see error)
-    error: str
-    tests: dict[str, dict]  # item name -> its test record in results.json
-    seconds: float | None  # the grading's execution_time
-    environment: dict  # the grading's extra_data
-    late: "LateWork | None" = None  # what the rubric's [late] did to the total
+# the protections a grading records (sandbox/record.py's names), in words, in the order the health section names them
+PROTECTIONS = {
+    "separate_user": "a user of its own",
+    "hidden_instructor_files": "the instructor's files hidden",
+    "no_network": "no network",
+    "no_process_outlives": "no process outlives the grading",
+    "others_out_of_reach": "other processes out of reach",
+    "private_tmp": "a private /tmp",
+    "own_pid_namespace": "its own process ids",
+    "fair_cpu": "a fair share of the CPU",
+}
 
 
 @dataclass
@@ -76,20 +88,12 @@ class Threshold:
     threshold: float
     accuracies: dict[str, float]  # student -> median accuracy reached
     without: list[str]  # graded students whose training gave no accuracy (it crashed, timed out, ...)
+    not_done: list[str] = field(default_factory=list)  # graded students whose TODO still raises NotImplementedError
+    why: Counter[str] = field(default_factory=Counter)  # what the failures of `without` were, in words -> students
 
     @property
     def reached(self) -> int:
         return sum(value >= self.threshold for value in self.accuracies.values())
-
-
-@dataclass
-class LateWork:
-    """What the rubric's [late] did to one student's total, and why (the gradebook's words)."""
-
-    days_late: int
-    raw_total: float
-    penalty: float
-    note: str
 
 
 @dataclass
@@ -112,11 +116,23 @@ class Timed(NamedTuple):
 
 
 @dataclass
+class Isolations:
+    """The isolation the gradings recorded, counted in words: how many gradings each layer, protection and
+    failure; read through the sandbox's own record (its data, never its summary line)."""
+
+    recorded: int = 0  # gradings that recorded their isolation
+    layers: Counter[str] = field(default_factory=Counter)  # a layer in force, as people read it ("landlock abi 7")
+    protections: Counter[str] = field(default_factory=Counter)  # a protection in force ("no network")
+    failures: Counter[str] = field(default_factory=Counter)  # a layer that did not start, and why
+    not_required: int = 0  # gradings run with --no-require-isolation
+
+
+@dataclass
 class Health:
     seconds: list[float]  # execution time of each grading that recorded one
     slowest: list[Timed]  # the three slowest gradings
     versions: dict[str, Counter]  # "grader_version" -> Counter of values
-    isolation: dict[str, Counter]  # an isolation key -> Counter of its values, across gradings
+    isolation: "Isolations"  # the layers and protections in force, and the failures, across gradings
     graders: str = ""  # the warning when the graded students were graded by different graders (fingerprints)
 
 
@@ -133,6 +149,7 @@ class ClassReport:
     late_policy: str = ""  # the rubric's [late] in a sentence; "" without one
     credit: dict[str, float] | None = None  # the rubric's [credit]: catalogue id -> fraction kept
     noted: list[Noted] = field(default_factory=list)  # students whose code has integrity notes, in roster order
+    statistics: itemstats.ItemReport | None = None  # facility and discrimination per item, mistakes per TODO
 
     @property
     def graded(self) -> list[StudentRecord]:
@@ -155,21 +172,12 @@ class ClassReport:
         return statistics.median(self.totals) if self.totals else None
 
 
-def _dict(value: object) -> dict:
-    return value if isinstance(value, dict) else {}
-
-
-def _numeric(value: object) -> float | None:
-    """A value read from results.json as a number; None when it is not one."""
-    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
-
-
 def record(entry: Entry, rubric: Rubric | None = None) -> StudentRecord:
     """One student's grading as the report reads it: only the structured parts of results.json."""
     tests = entry.document.get("tests") if isinstance(entry.document.get("tests"), list) else []
     records = {str(test.get("name")): test for test in tests if isinstance(test, dict)}
-    seconds = _numeric(entry.document.get("execution_time"))
-    environment = _dict(entry.document.get("extra_data"))
+    seconds = numeric(entry.document.get("execution_time"))
+    environment = mapping(entry.document.get("extra_data"))
     return StudentRecord(
         entry.student, entry.total, entry.error, records, seconds, environment, _late_work(entry, rubric)
     )
@@ -180,29 +188,6 @@ def _late_work(entry: Entry, rubric: Rubric | None) -> LateWork | None:
     if not note or entry.raw_total is None:
         return None
     return LateWork(entry.days_late or 0, entry.raw_total, entry.penalty or 0.0, note)
-
-
-def score(record: dict | None) -> float:
-    return _numeric((record or {}).get("score")) or 0.0
-
-
-def failure(record: dict | None) -> str:
-    return str(_dict((record or {}).get("extra_data")).get("failure", ""))
-
-
-def credited(record: dict | None) -> bool:
-    """Whether the item scored by the rubric's [credit] (its extra_data keeps the credit and the raw score)."""
-    return isinstance(_dict((record or {}).get("extra_data")).get("credit"), dict)
-
-
-def tags(record: dict) -> list[str]:
-    found = record.get("tags")
-    return [str(tag) for tag in found] if isinstance(found, list) else []
-
-
-def todo_labels() -> dict[str, str]:
-    """Graded function -> "TODO 4 · gather-at-final-index", from the solutions' markers."""
-    return {todo.function.split(".")[0]: todo.label for todo in stubs.todos()}
 
 
 def shares(graded: list[StudentRecord], rubric: Rubric) -> tuple[list[Share], list[Share]]:
@@ -259,15 +244,24 @@ def thresholds(graded: list[StudentRecord], rubric: Rubric) -> list[Threshold]:
         recipe = rubric.recipe(item.function, item.aspect)
         if recipe is None:
             continue
-        reached, without = {}, []
+        found.append(Threshold(item.name, recipe.describe, recipe.threshold, {}, []))
         for one in graded:
-            accuracy = _numeric(_dict(one.tests.get(item.name, {}).get("extra_data")).get("accuracy"))
-            if accuracy is None:
-                without.append(one.name)
-            else:
-                reached[one.name] = accuracy
-        found.append(Threshold(item.name, recipe.describe, recipe.threshold, reached, without))
+            _reached(found[-1], one)
     return found
+
+
+def _reached(threshold: Threshold, one: StudentRecord) -> None:
+    """One student's accuracy on a threshold item; else why there is none: not done, or what went wrong."""
+    record = one.tests.get(threshold.item, {})
+    accuracy = numeric(mapping(record.get("extra_data")).get("accuracy"))
+    kind = failure(record)
+    if accuracy is not None:
+        threshold.accuracies[one.name] = accuracy
+    elif kind == Failure.NOT_DONE:
+        threshold.not_done.append(one.name)
+    else:
+        threshold.without.append(one.name)
+        threshold.why[TROUBLE.get(kind, kind or "no failure recorded")] += 1  # the words of TROUBLE, else its own
 
 
 def _zero_todos(one: StudentRecord, rubric: Rubric, labels: dict[str, str]) -> list[str]:
@@ -299,21 +293,29 @@ def look_at(students: list[StudentRecord], rubric: Rubric) -> dict[str, list[Loo
     }
 
 
-def _flatten(values: dict, prefix: str = "") -> dict[str, str]:
-    flat = {}
-    for key, value in values.items():
-        if isinstance(value, dict):
-            flat.update(_flatten(value, f"{prefix}{key}."))
-        else:
-            flat[f"{prefix}{key}"] = value if isinstance(value, str) else json.dumps(value)
-    return flat
+def isolations(students: list[StudentRecord]) -> Isolations:
+    """The isolation of each grading that recorded one, counted: layers, protections, failures."""
+    found = Isolations()
+    for one in students:
+        data = one.environment.get("isolation")
+        if not isinstance(data, dict):
+            continue
+        try:
+            isolation = sandbox_record.from_dict(data)
+        except (TypeError, ValueError, KeyError):  # a record this grader cannot read: counted, not trusted
+            isolation = sandbox_record.Isolation()
+        found.recorded += 1
+        found.layers.update(isolation.in_force())
+        found.protections.update(words for name, words in PROTECTIONS.items() if getattr(isolation, name, False))
+        found.failures.update(str(failure) for failure in isolation.failures)
+        found.not_required += one.environment.get("isolation_required") is False
+    return found
 
 
 def health(students: list[StudentRecord]) -> Health:
     """Time per grading, the versions and the isolation each grading recorded."""
     timed = [Timed(one.name, one.seconds) for one in students if one.seconds is not None]
     versions: dict[str, Counter] = {}
-    isolation: dict[str, Counter] = {}
     for one in students:
         for key in ("grader_version", "torch_version", "python_version"):
             if key in one.environment:
@@ -321,11 +323,9 @@ def health(students: list[StudentRecord]) -> Health:
         if one.environment:  # a grading's record: the grader that made it, in short
             stamp = recorded({"extra_data": one.environment})[:SHORT]
             versions.setdefault("fingerprint", Counter())[stamp or "none recorded"] += 1
-        for key, value in _flatten(_dict(one.environment.get("isolation"))).items():
-            isolation.setdefault(key, Counter())[value] += 1
     slowest = sorted(timed, key=lambda one: -one.seconds)[:3]
     graders = mixed_graders([recorded({"extra_data": one.environment}) for one in students if one.total is not None])
-    return Health([one.seconds for one in timed], slowest, versions, isolation, graders)
+    return Health([one.seconds for one in timed], slowest, versions, isolations(students), graders)
 
 
 def noted(entries: list[Entry]) -> list[Noted]:
@@ -356,4 +356,5 @@ def build(results: Path, rubric: Rubric, roster: list[str] | None = None) -> Cla
         late_policy=late_policy(rubric.late) if rubric.late else "",
         credit=dict(rubric.credit.fractions) or None,
         noted=noted(entries),
+        statistics=itemstats.build(graded, rubric),
     )

@@ -6,11 +6,21 @@ same from a downloaded artifact as from disk. Every text that came from a result
 """
 
 import statistics
+from collections import Counter
 from html import escape
 
 import autograder
-from autograder.classreport import charts
-from autograder.classreport.data import ClassReport, Misconception, Noted, Share, StudentRecord, Threshold
+from autograder.classreport import charts, itempage
+from autograder.classreport.data import (
+    ClassReport,
+    Isolations,
+    Misconception,
+    Noted,
+    Share,
+    StudentRecord,
+    Threshold,
+)
+from autograder.classreport.markup import table as _table
 from autograder.rubric import percent
 from autograder.text import number
 
@@ -40,6 +50,7 @@ SECTIONS = {
     "totals": "Totals",
     "misconceptions": "What to re-teach: the misconceptions",
     "full-marks": "Full marks per TODO and per item",
+    "item-statistics": "Item statistics: which items tell you something",
     "thresholds": "Training thresholds",
     "look-at": "Students to look at",
     "integrity": "Look at this code",
@@ -53,18 +64,6 @@ def _percent(part: int, whole: int) -> str:
 
 def _figure(svg: str, caption: str) -> str:
     return f"<figure>{svg}<figcaption>{escape(caption)}</figcaption></figure>"
-
-
-def _table(headings: list[str], rows: list[list[str]], table_id: str = "", numbers: tuple[int, ...] = ()) -> str:
-    """A table whose cells are already HTML; the columns in `numbers` are right-aligned."""
-
-    def cell(tag: str, column: int, content: str) -> str:
-        return f'<{tag} class="number">{content}</{tag}>' if column in numbers else f"<{tag}>{content}</{tag}>"
-
-    head = "".join(cell("th", column, escape(text)) for column, text in enumerate(headings))
-    body = "".join("<tr>" + "".join(cell("td", c, text) for c, text in enumerate(row)) + "</tr>" for row in rows)
-    identity = f' id="{table_id}"' if table_id else ""
-    return f"<table{identity}><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
 
 
 def totals(report: ClassReport) -> str:
@@ -175,10 +174,12 @@ def full_marks(report: ClassReport) -> str:
 
 def _threshold(item: Threshold) -> str:
     values = list(item.accuracies.values())
-    missing = f" {len(item.without)} without an accuracy (the training crashed or timed out)." if item.without else ""
+    not_done = f" {len(item.not_done)} not done (the TODO still raises NotImplementedError)." if item.not_done else ""
+    why = ", ".join(f"{words} {count}" for words, count in item.why.most_common())
+    missing = f" {len(item.without)} without an accuracy ({why})." if item.without else ""
     text = (
         f"<h3>{escape(item.item)}</h3><p>{escape(item.describe)}. Threshold {item.threshold:g}: "
-        f"{item.reached} of {len(values)} students reached it.{missing}</p>"
+        f"{item.reached} of {len(values)} students reached it.{escape(not_done + missing)}</p>"
     )
     if not values:
         return text
@@ -235,8 +236,25 @@ def integrity(report: ClassReport) -> str:
     return INTEGRITY + count + _table(["student", "what", "where", "the line"], rows, "integrity-table")
 
 
-def _counted(counter) -> str:
-    return "; ".join(f"{escape(value)} ({count})" for value, count in counter.most_common())
+def _counted(counter: Counter, recorded: int) -> str:
+    """'uid 61000-64999 (6 of 6); landlock abi 7 (5 of 6)', most common first."""
+    return "; ".join(f"{escape(value)} ({count} of {recorded})" for value, count in counter.most_common())
+
+
+def isolation(state: Isolations) -> list[str]:
+    """The isolation the gradings recorded, in words: layers and protections in force, how many each; failures."""
+    if not state.recorded:
+        return ["<p>No grading recorded its isolation.</p>"]
+    parts = [
+        f"<p>{state.recorded} gradings recorded their isolation; how many of them had each:</p><ul>",
+        f"<li>Layers in force: {_counted(state.layers, state.recorded) or 'none (interpreter-level only)'}.</li>",
+        f"<li>Protections in force: {_counted(state.protections, state.recorded) or 'none'}.</li>",
+    ]
+    if state.failures:
+        parts.append(f"<li>Layers that failed to start, and why: {_counted(state.failures, state.recorded)}.</li>")
+    if state.not_required:
+        parts.append(f"<li>{state.not_required} graded with isolation not required (--no-require-isolation).</li>")
+    return [*parts, "</ul>"]
 
 
 def health(report: ClassReport) -> str:
@@ -250,18 +268,22 @@ def health(report: ClassReport) -> str:
             f"<p>Time per grading: min {ordered[0]:.1f} s, median {middle:.1f} s, max {ordered[-1]:.1f} s "
             f"({len(ordered)} gradings). Slowest: {slowest}.</p>"
         )
-    rows = [[escape(key), _counted(counter)] for key, counter in state.versions.items()]
+    rows = [[escape(key), _versions(counter)] for key, counter in state.versions.items()]
     parts.append(_table(["recorded", "values (gradings)"], rows, "version-table") if rows else "")
-    rows = [[escape(key), _counted(counter)] for key, counter in state.isolation.items()]
-    parts.append("<h3>Isolation recorded (extra_data.isolation)</h3>")
-    parts.append(_table(["key", "values (gradings)"], rows, "isolation-table") if rows else "<p>None recorded.</p>")
+    parts.append("<h3>Isolation</h3>")
+    parts += isolation(state.isolation)
     return "\n".join(parts)
+
+
+def _versions(counter: Counter) -> str:
+    return "; ".join(f"{escape(value)} ({count})" for value, count in counter.most_common())
 
 
 RENDERERS = {
     "totals": totals,
     "misconceptions": misconceptions,
     "full-marks": full_marks,
+    "item-statistics": lambda report: itempage.section(report.statistics),
     "thresholds": thresholds,
     "look-at": look_at,
     "integrity": integrity,

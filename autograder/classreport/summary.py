@@ -1,4 +1,5 @@
-"""The misconception table in Markdown, for GitHub's job summary beside the gradebook's overview."""
+"""The misconception table and the items pointed out, in Markdown, for GitHub's job summary beside the
+gradebook's overview."""
 
 from urllib.parse import unquote
 
@@ -37,3 +38,24 @@ def similarity(href: str) -> str:
         return ""
     where = code(unquote(href))
     return f"\nWho wrote alike, side by side to look at: {where}, beside `report.html` (it changes no grade).\n"
+
+
+def items_pointed_out(report: ClassReport) -> str:
+    """The items the item statistics point out, each with its facility, discrimination and why, in words."""
+    stats = report.statistics
+    lines = ["## Items that tell you little", ""]
+    if stats is None or not stats.judged:
+        graded = stats.graded if stats else 0
+        needed = f" (the rubric's [report] asks for {stats.settings.min_students})" if stats else ""
+        return "\n".join([*lines, f"{graded} graded students: too few to point an item out{needed}.", ""])
+    if not stats.pointed_out:
+        return "\n".join([*lines, "None: every item separates the students, and none is passed or failed by all.", ""])
+    lines += ["| item | facility | discrimination | why |", "|---|---:|---:|---|"]
+    for item in stats.pointed_out:
+        cells = [item.item, _fraction(item.facility), _fraction(item.discrimination), item.note]
+        lines.append("| " + " | ".join(cell(text) for text in cells) + " |")
+    return "\n".join([*lines, "", "Every item's figures, and the mistakes named per TODO, are in `report.html`.", ""])
+
+
+def _fraction(value: float | None) -> str:
+    return "–" if value is None else f"{value:.2f}"

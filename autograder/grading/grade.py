@@ -12,7 +12,7 @@ import tempfile
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager, redirect_stderr, redirect_stdout
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from importlib.metadata import version
 from io import StringIO
 from pathlib import Path
@@ -28,11 +28,13 @@ from autograder.grading.submission import (
     LeftOut,
     Submission,
     SubmissionError,
+    Unlisted,
     copy_modules,
     listing,
     remove_tree,
 )
 from autograder.locations import SUITES
+from autograder.release.student_repository import shipped
 from autograder.rubric import Credit, Item, Rubric
 from autograder.sandbox import IsolationRefused, Worker, WorkerLimits
 
@@ -57,6 +59,7 @@ class Copied:
     more: int  # files not read beyond those listed
     cut: bool  # the listing stopped before the end of a huge tree
     modules: dict[str, LeftOut]  # module name -> why it was not read: what its items say
+    unlisted: Unlisted = field(default_factory=Unlisted)  # the release's own files and the tools' folders, counted
 
 
 class GradingError(Exception):
@@ -82,10 +85,10 @@ def copy_submission(submission: Path | Submission, target: Path) -> Copied:
         (target / "exercises" / "__init__.py").write_text("")
     not_read = [*modules_left_out, *(entry for entry in submission.left_out if submission.module_of(entry.path))]
     modules = {submission.module_of(entry.path) or "": entry for entry in not_read}
-    found = listing(submission)
+    found = listing(submission, shipped())
     left_out = [*modules_left_out, *found.entries]
     more = found.more + max(0, len(left_out) - MAX_LISTED)
-    return Copied(left_out[:MAX_LISTED], more, found.cut, modules)
+    return Copied(left_out[:MAX_LISTED], more, found.cut, modules, found.unlisted)
 
 
 def run_suites(student: object, rubric: Rubric) -> dict[str, Outcome]:
@@ -207,6 +210,7 @@ def grade(submission: Path | Submission, rubric: Rubric, require_isolation: bool
         more_ignored=copied.more,
         listing_cut=copied.cut,
         integrity=notes,
+        unlisted=copied.unlisted,
     )
 
 

@@ -3,7 +3,7 @@
 from dataclasses import dataclass, field
 from enum import StrEnum
 
-from autograder.grading.submission import LeftOut
+from autograder.grading.submission import LeftOut, Unlisted
 from autograder.integrity import Notes
 
 
@@ -65,6 +65,7 @@ class GradingResult:
     notice: str = ""  # what the reports say first (an explicit opt-out of isolation)
     more_ignored: int = 0  # files not read beyond those in `ignored`
     listing_cut: bool = False  # the listing of a huge tree stopped early: there may be more
+    unlisted: Unlisted = field(default_factory=Unlisted)  # not read, and counted only: the release's files, tools'
     # the integrity notes, for the instructor only: never in results.json nor summary.md (integrity.json)
     integrity: Notes | None = None
 

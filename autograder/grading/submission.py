@@ -14,6 +14,7 @@ import functools
 import os
 import stat
 import sys
+from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from enum import Enum
@@ -29,6 +30,10 @@ MAX_MODULES = 100  # modules read from one submission (the package has seven)
 MAX_DEPTH = 32  # folders deep a listing looks
 MAX_ENTRIES = 10_000  # entries a listing looks at, in all
 MAX_LISTED = 50  # files a grading names as not read
+# the folders tools make in a checkout (a virtual environment, git, caches): counted, never looked into nor named
+TOOL_FOLDERS = frozenset(
+    {".venv", "venv", ".git", "__pycache__", ".pytest_cache", ".ipynb_checkpoints", ".mypy_cache", ".ruff_cache"}
+)
 # names that could pass for pytest's hooks or for real packages are never copied
 SHADOWING = frozenset(
     {"conftest", "sitecustomize", "usercustomize", "torch", "numpy", "sklearn", "pytest"}
@@ -53,6 +58,7 @@ class Why(Enum):
     UNSAFE_PATH = "unsafe path"  # a zip entry outside the upload (absolute, `..`)
     DUPLICATE = "duplicate"  # a zip's second entry of one name
     UNREADABLE = "unreadable"
+    TOOL = "tool folder"  # one of TOOL_FOLDERS: counted apart, never walked
 
 
 @dataclass(frozen=True)
@@ -81,6 +87,7 @@ REASONS = {
     Why.UNSAFE_PATH: "its path leads outside the upload (absolute, or with ..)",
     Why.DUPLICATE: "a second entry of the same name in the zip",
     Why.UNREADABLE: "it could not be read",
+    Why.TOOL: "a folder tools make (a virtual environment, git, a cache): not looked into",
 }
 
 
@@ -104,6 +111,11 @@ class Submission:
         """The path of a file of the package, as the reports show it."""
         return name if self.package == "." else f"{self.package}/{name}"
 
+    def in_fork(self, path: str) -> str:
+        """A path of the submission as the fork has it (`week07-main/README.md` of an upload: `README.md`)."""
+        fork = str(PurePosixPath(self.package).parent) if PurePosixPath(self.package).name == PACKAGE else "."
+        return path[len(fork) + 1 :] if fork != "." and path.startswith(f"{fork}/") else path
+
     def module_of(self, path: str) -> str | None:
         """The module a path of the submission would be (`padding` for exercises/padding.py), else None."""
         prefix = "" if self.package == "." else f"{self.package}/"
@@ -118,12 +130,24 @@ class Module:
 
 
 @dataclass
+class Unlisted:
+    """What a listing counts but never names: nothing the student meant to be graded."""
+
+    shipped: int = 0  # files of the release itself (README.md, exercises/tests/..., pyproject.toml, ...)
+    tools: Counter[str] = field(default_factory=Counter)  # a name of TOOL_FOLDERS -> how many, not looked into
+
+    def __bool__(self) -> bool:
+        return bool(self.shipped or self.tools)
+
+
+@dataclass
 class Listing:
     """What a walk found not read, in name order, bounded."""
 
     entries: list[LeftOut] = field(default_factory=list)
     more: int = 0  # files not read beyond those listed
     cut: bool = False  # the walk stopped at MAX_ENTRIES: there may be more still
+    unlisted: Unlisted = field(default_factory=Unlisted)
 
 
 def open_folder(root: Path, relative: str = ".") -> int:
@@ -187,8 +211,9 @@ def _kind(mode: int) -> Why:
 
 
 def walk(root: Path, budget: list[int]) -> Iterator[LeftOut]:
-    """Every entry under `root` but folders (and `.git`), depth first in name order, no link followed:
-    iterative, at most MAX_DEPTH folders deep, at most budget[0] entries looked at."""
+    """Every entry under `root` but folders, depth first in name order, no link followed: iterative, at
+    most MAX_DEPTH folders deep, at most budget[0] entries looked at. A tool's folder (TOOL_FOLDERS: a
+    .venv of 10,000 files, its links to python) is one entry, never looked into."""
     top = open_folder(root)
     stack = [(top, "", iter(()))]
     try:
@@ -200,10 +225,10 @@ def walk(root: Path, budget: list[int]) -> Iterator[LeftOut]:
                 os.close(stack.pop()[0])
                 continue
             name, mode = child
-            if not stat.S_ISDIR(mode):
+            if name in TOOL_FOLDERS:
+                yield LeftOut(prefix + name, Why.TOOL)
+            elif not stat.S_ISDIR(mode):
                 yield LeftOut(prefix + name, _kind(mode))
-            elif name == ".git":
-                continue
             elif len(stack) > MAX_DEPTH:
                 yield LeftOut(f"{prefix}{name}/", Why.TOO_DEEP)
             else:
@@ -224,13 +249,18 @@ def _open_inner(folder: int, name: str) -> int | None:
         return None
 
 
-def listing(submission: Submission) -> Listing:
-    """Every file of the submission that is not one of its package's modules (those say for themselves)."""
+def listing(submission: Submission, shipped: frozenset[str] = frozenset()) -> Listing:
+    """Every file of the submission that is not one of its package's modules (those say for themselves), but
+    the files of the release (`shipped`, as it ships them: regular files) and the tools' folders, only counted."""
     found = Listing()
     budget = [MAX_ENTRIES]
     walked = (entry for entry in walk(submission.root, budget) if submission.module_of(entry.path) is None)
     for entry in [*submission.left_out, *walked]:
-        if len(found.entries) < MAX_LISTED:
+        if entry.why is Why.TOOL:
+            found.unlisted.tools[PurePosixPath(entry.path).name] += 1
+        elif entry.why is Why.NOT_GRADED and submission.in_fork(entry.path) in shipped:
+            found.unlisted.shipped += 1
+        elif len(found.entries) < MAX_LISTED:
             found.entries.append(entry)
         else:
             found.more += 1

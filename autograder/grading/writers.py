@@ -7,20 +7,24 @@ would read as a workflow command, names escaped on one line, and in Markdown onl
 `write_all` writes results.json first, whole or with the scores alone, whatever fails after it.
 """
 
+import functools
 import json
 import os
 import sys
 import tempfile
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
-from autograder import TITLE
-from autograder.grading.results import GradingResult, ItemResult
-from autograder.grading.submission import MAX_ENTRIES, Why
+from autograder import TITLE, stubs
+from autograder.grading.results import Failure, GradingResult, ItemResult
+from autograder.grading.submission import MAX_ENTRIES, Unlisted, Why
 from autograder.text import cell, clean, code, escaped, fenced, json_number, number, valid
 
 MAX_TEST_OUTPUT = 4000  # characters per item in results.json
 MAX_PRINTED = 1500  # characters of the student's own printing shown per item
 MAX_NAMED = 20  # files not read named in summary.md
+NOT_DONE = "not done yet: the stub still raises NotImplementedError"  # a whole TODO's row, in the tables
 
 
 def _shorten(text: str, limit: int) -> str:
@@ -49,11 +53,62 @@ def item_text(item: ItemResult) -> str:
 
 
 def reason(item: ItemResult) -> str:
-    """One line for the tables."""
+    """One line for the tables: a threshold item's accuracy and threshold first, so no cut can hide them."""
     if item.status == "passed":
         return "ok"
     first = clean(item.feedback).strip().split("\n")[0]
-    return (first if len(first) <= 110 else first[:107] + "...") + credit_note(item)
+    first = measured(item) + (first if len(first) <= 110 else first[:107] + "...")
+    return first + credit_note(item)
+
+
+def measured(item: ItemResult) -> str:
+    """'accuracy 0.62 of 0.80 needed: ' for a threshold item that measured one; '' otherwise."""
+    accuracy, threshold = item.measured.get("accuracy"), item.measured.get("threshold")
+    if not isinstance(accuracy, (int, float)) or not isinstance(threshold, (int, float)):
+        return ""
+    return f"accuracy {accuracy:.2f} of {threshold:.2f} needed: "
+
+
+@dataclass(frozen=True)
+class Row:
+    """One line of the tables: an item, or a whole TODO not done yet (its items in one line)."""
+
+    name: str
+    score: float
+    max_score: float
+    reason: str
+    items: tuple[ItemResult, ...]
+
+    @property
+    def passed(self) -> bool:
+        return all(item.status == "passed" for item in self.items)
+
+
+@functools.cache
+def todo_labels() -> dict[str, str]:
+    """Graded function -> "TODO 4 · gather-at-final-index", from the solutions' markers ({} where they cannot
+    be read: the rows then name the function, and the feedback is written all the same)."""
+    try:
+        return {todo.function.split(".")[0]: todo.label for todo in stubs.todos()}
+    except (OSError, ValueError):
+        return {}
+
+
+def not_done(items: list[ItemResult]) -> bool:
+    return all(item.failure == Failure.NOT_DONE for item in items)
+
+
+def rows(result: GradingResult) -> list[Row]:
+    """The tables' rows in the rubric's order: one per item, but one per TODO whose items are all not done."""
+    found: list[Row] = []
+    for function in dict.fromkeys(item.function for item in result.items):
+        own = [item for item in result.items if item.function == function]
+        if not_done(own):
+            name = f"{todo_labels().get(function, function)} ({len(own)} item{'s' * (len(own) != 1)})"
+            found.append(Row(name, sum(i.score for i in own), sum(i.max_score for i in own), NOT_DONE, tuple(own)))
+        else:
+            found += [Row(item.name, item.score, item.max_score, reason(item), (item,)) for item in own]
+    return found
 
 
 def test_data(item: ItemResult) -> dict:
@@ -112,7 +167,8 @@ def not_read_data(result: GradingResult) -> dict[str, object]:
         for entry in result.ignored
         if entry.why is not Why.NOT_GRADED
     ]
-    return {"ignored_files": names, "left_out": reasons, "ignored_more": result.more_ignored}
+    unlisted = {"release_files": result.unlisted.shipped, "tool_folders": dict(sorted(result.unlisted.tools.items()))}
+    return {"ignored_files": names, "left_out": reasons, "ignored_more": result.more_ignored, "not_listed": unlisted}
 
 
 def _first(result: GradingResult, text: str) -> str:
@@ -196,7 +252,7 @@ def _append(path: Path, text: str) -> None:
 
 
 def markdown(result: GradingResult) -> str:
-    """The summary for humans and for GitHub's job summary."""
+    """The summary for humans and for GitHub's job summary: one screen for untouched stubs (a line per TODO)."""
     lines = [
         *([f"**{result.notice}**", ""] if result.notice else []),
         f"## {TITLE}: {number(result.score, places=2)} / {number(result.max_score, places=2)}",
@@ -204,11 +260,12 @@ def markdown(result: GradingResult) -> str:
         "| item | score | max | |",
         "|---|---:|---:|---|",
     ]
-    for item in result.items:
-        shown = "✅ ok" if item.status == "passed" else f"❌ {code(reason(item))}"  # the reason may quote the student
-        score, most = number(item.score, places=2), number(item.max_score, places=2)
-        lines.append(f"| {cell(item.name)} | {score} | {most} | {cell(shown)} |")
-    failed = [item for item in result.items if item.status != "passed"]
+    for row in rows(result):
+        shown = "✅ ok" if row.passed else f"❌ {code(row.reason)}"  # the reason may quote the student
+        score, most = number(row.score, places=2), number(row.max_score, places=2)
+        lines.append(f"| {cell(row.name)} | {score} | {most} | {cell(shown)} |")
+    failed = [item for row in rows(result) if not_done(list(row.items)) is False for item in row.items]
+    failed = [item for item in failed if item.status != "passed"]
     if failed:
         lines += ["", "### What to fix", ""]
         for item in failed:
@@ -219,11 +276,13 @@ def markdown(result: GradingResult) -> str:
 
 
 def not_read_markdown(result: GradingResult) -> list[str]:
-    """summary.md's files not read: those with a reason one per line, the others on one line, every name as code."""
+    """summary.md's files not read: those with a reason one per line, the others on one line, every name as code;
+    the release's own files and the tools' folders in one line that counts them."""
     noted = [entry for entry in result.ignored if entry.why is not Why.NOT_GRADED]
     plain = [entry for entry in result.ignored if entry.why is Why.NOT_GRADED]
+    expected = [f"- not read, as expected: {unlisted_text(result.unlisted, code)}"] if result.unlisted else []
     if not result.ignored:
-        return []
+        return ["", *expected] if expected else []
     lines = ["", "### Not read by the grader", ""]
     lines += [f"- {code(escaped(entry.path))}: {entry.reason()}" for entry in noted[:MAX_NAMED]]
     more = max(0, len(noted) - MAX_NAMED) + max(0, len(plain) - MAX_NAMED) + result.more_ignored
@@ -233,7 +292,19 @@ def not_read_markdown(result: GradingResult) -> list[str]:
     if more or result.listing_cut:
         cut = f" (the listing stops after {MAX_ENTRIES:,} entries)" if result.listing_cut else ""
         lines.append(f"- and {more} more{cut}")
-    return lines
+    return lines + expected
+
+
+def unlisted_text(unlisted: Unlisted, show: Callable[[str], str] = str) -> str:
+    """'12 files of the release itself; tool folders, not looked into: .git, .venv (2)'."""
+    parts = (
+        [f"{unlisted.shipped} file{'s' * (unlisted.shipped != 1)} of the release itself"] if unlisted.shipped else []
+    )
+    if unlisted.tools:
+        counted = sorted(unlisted.tools.items())
+        named = ", ".join(show(name) + (f" ({count})" if count > 1 else "") for name, count in counted)
+        parts.append(f"tool folders, not looked into: {named}")
+    return "; ".join(parts)
 
 
 def write_summary_md(result: GradingResult, path: Path) -> None:
@@ -241,16 +312,19 @@ def write_summary_md(result: GradingResult, path: Path) -> None:
 
 
 def table(result: GradingResult) -> str:
-    """The terminal table: item, score, max, one-line reason, and the total."""
-    width = max(len(item.name) for item in result.items) if result.items else 10
+    """The terminal table: item (or a whole TODO not done yet), score, max, one-line reason, and the total."""
+    shown = rows(result)
+    width = max(len(row.name) for row in shown) if shown else 10
     lines = [f"{'item':<{width}}  score  max  reason", f"{'-' * width}  -----  ---  ------"]
-    for item in result.items:
-        score, most = number(item.score, places=2), number(item.max_score, places=2)
-        lines.append(f"{item.name:<{width}}  {score:>5}  {most:>3}  {reason(item)}")
+    for row in shown:
+        score, most = number(row.score, places=2), number(row.max_score, places=2)
+        lines.append(f"{row.name:<{width}}  {score:>5}  {most:>3}  {row.reason}")
     total, most = number(result.score, places=2), number(result.max_score, places=2)
     lines.append(f"{'total':<{width}}  {total:>5}  {most:>3}")
     if result.error:
         lines.append(f"grading stopped early: {clean(result.error)}")
     for entry in (entry for entry in result.ignored if entry.why is not Why.NOT_GRADED):
         lines.append(f"not read: {escaped(entry.path)}: {entry.reason()}")
+    if result.unlisted:
+        lines.append(f"not read, as expected: {unlisted_text(result.unlisted)}")
     return "\n".join(lines)

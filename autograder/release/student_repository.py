@@ -7,14 +7,16 @@ workflow with its summary script (`--classroom`: reporting to GitHub Classroom).
 in: the reference, the grader's checks and hidden tests, the variants' code, the grader's data seeds.
 """
 
+import functools
 import json
 import shutil
+from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 
 from autograder import stubs
-from autograder.checks.thresholds import STUDENT_SEEDS
-from autograder.locations import PUBLIC_TESTS, RUNTIME, TEMPLATES
-from autograder.release import classroom, public_mistakes, readme
+from autograder.locations import PUBLIC_TESTS, RUNTIME, SOLUTIONS, TEMPLATES
+from autograder.release import classroom, readme
 from autograder.release.public_tests import todo_map
 from autograder.rubric import Rubric, load
 
@@ -53,34 +55,69 @@ def _json(value: object) -> bytes:
     return (json.dumps(value, indent=2, ensure_ascii=False) + "\n").encode("utf-8")
 
 
-def training_check(rubric: Rubric) -> dict[str, bytes]:
+def training_check(rubric: Rubric) -> dict[str, Callable[[], bytes]]:
     """The grader's recipe (its own files but TODO 6's answer), its settings and the command that runs it."""
     items = {recipe.name: recipe.settings for recipe in rubric.recipes}
     doc = '"""The grader\'s training recipe, run over your code: python -m exercises.check_training."""\n'
     return {
-        f"{CHECK_TRAINING}/__init__.py": doc.encode("utf-8"),
-        f"{CHECK_TRAINING}/__main__.py": (TEMPLATES / "check_training.py").read_bytes(),
-        f"{CHECK_TRAINING}/recipe.py": (RUNTIME / "training.py").read_bytes(),
-        f"{CHECK_TRAINING}/language_model.py": (RUNTIME / "language_model.py").read_bytes(),
-        f"{CHECK_TRAINING}/forget_gate.py": (TEMPLATES / "check_training_forget_gate.py").read_bytes(),
-        f"{CHECK_TRAINING}/settings.json": _json({"data_seeds": vars(STUDENT_SEEDS), "items": items}),
+        f"{CHECK_TRAINING}/__init__.py": doc.encode,
+        f"{CHECK_TRAINING}/__main__.py": (TEMPLATES / "check_training.py").read_bytes,
+        f"{CHECK_TRAINING}/recipe.py": (RUNTIME / "training.py").read_bytes,
+        f"{CHECK_TRAINING}/language_model.py": (RUNTIME / "language_model.py").read_bytes,
+        f"{CHECK_TRAINING}/forget_gate.py": (TEMPLATES / "check_training_forget_gate.py").read_bytes,
+        f"{CHECK_TRAINING}/settings.json": lambda: _json({"data_seeds": vars(student_seeds()), "items": items}),
     }
 
 
 def files(todos: list[stubs.Todo], rubric: Rubric, classroom_workflow: bool = False) -> dict[str, bytes]:
     """Relative path -> content of every file of the release."""
-    out = {f"exercises/{name}": text.encode("utf-8") for name, text in stubs.generate().items()}
+    return {path: make() for path, make in makers(todos, rubric, classroom_workflow).items()}
+
+
+def makers(todos: list[stubs.Todo], rubric: Rubric, classroom_workflow: bool = False) -> dict[str, Callable[[], bytes]]:
+    """Relative path -> what makes its content, for every file of the release: its names alone cost nothing
+    (the known mistakes' values take a minute to record)."""
+    stub_texts = functools.cache(stubs.generate)
+    out: dict[str, Callable[[], bytes]] = {
+        f"exercises/{name}": partial(_stub, stub_texts, name)
+        for name in sorted(path.name for path in SOLUTIONS.glob("*.py"))
+    }
     for path in sorted(PUBLIC_TESTS.glob("*.py")):
-        out[f"exercises/tests/{path.name}"] = path.read_bytes()
-    out[MISTAKES] = (json.dumps(public_mistakes.values().shipped, separators=(",", ":")) + "\n").encode("utf-8")
+        out[f"exercises/tests/{path.name}"] = path.read_bytes
+    out[MISTAKES] = _mistakes
     out.update(training_check(rubric))
-    out["README.md"] = readme.readme(todos, rubric).encode("utf-8")
-    out["pyproject.toml"] = (TEMPLATES / "student-pyproject.toml").read_bytes()
-    out[".gitignore"] = (TEMPLATES / "student-gitignore").read_bytes()
-    out[WORKFLOW] = classroom.workflow(classroom_workflow).encode("utf-8")
-    out[f"{SCRIPTS}/summarize.py"] = (TEMPLATES / "summarize.py").read_bytes()
-    out[f"{SCRIPTS}/todos.json"] = _json(mapping(todos))
+    out["README.md"] = lambda: readme.readme(todos, rubric).encode("utf-8")
+    out["pyproject.toml"] = (TEMPLATES / "student-pyproject.toml").read_bytes
+    out[".gitignore"] = (TEMPLATES / "student-gitignore").read_bytes
+    out[WORKFLOW] = lambda: classroom.workflow(classroom_workflow).encode("utf-8")
+    out[f"{SCRIPTS}/summarize.py"] = (TEMPLATES / "summarize.py").read_bytes
+    out[f"{SCRIPTS}/todos.json"] = lambda: _json(mapping(todos))
     return out
+
+
+def student_seeds() -> object:
+    """The data seeds the students' training check uses (imported here: it imports torch, which the grader
+    must not pay for before its worker starts, when a grading asks for the release's file names)."""
+    from autograder.checks.thresholds import STUDENT_SEEDS
+
+    return STUDENT_SEEDS
+
+
+def _mistakes() -> bytes:
+    """mistakes.json: the known mistakes' values on the public tests' inputs (recorded with torch: imported here)."""
+    from autograder.release import public_mistakes
+
+    return (json.dumps(public_mistakes.values().shipped, separators=(",", ":")) + "\n").encode("utf-8")
+
+
+def _stub(texts: Callable[[], dict[str, str]], name: str) -> bytes:
+    return texts()[name].encode("utf-8")
+
+
+@functools.cache
+def shipped() -> frozenset[str]:
+    """The path of every file a release ships (nothing of it made): what a fork holds that is not the student's."""
+    return frozenset(makers(stubs.todos(), load()))
 
 
 def release(

@@ -219,3 +219,25 @@ def test_its_module_reports_the_total_and_refuses_points_that_do_not_add_up_in_o
     done = run_module(str(typo))
     assert done.returncode == 2 and done.stdout == "" and len(done.stderr.splitlines()) == 1
     assert done.stderr.startswith(f"rubric: {typo}: the points add up to {stated + 45:g}, not total = {stated:g}")
+
+
+def test_it_reads_when_the_class_report_points_an_item_out_from_its_report_table():
+    table = tomllib.loads(RUBRIC.read_text())["report"]
+    assert rubric.load().report == rubric.Report(**table)
+
+
+@pytest.mark.parametrize(
+    ("line", "typo", "problem"),
+    [
+        ("everyone_passes = 0.95", "everyone_passes = 95", r"report.everyone_passes must be a fraction from 0 to 1"),
+        ("low_discrimination = 0.2", 'low_discrimination = "low"', r"report.low_discrimination must be a fraction"),
+        ("min_students = 5", "min_students = 1", r"report.min_students must be a whole number of at least 2, not 1"),
+        ("min_students = 5", "min_student = 5", r"unknown setting report.min_student \(the settings are"),
+    ],
+)
+def test_it_refuses_a_report_setting_it_cannot_use_naming_the_key(tmp_path, line, typo, problem):
+    text = RUBRIC.read_text()
+    assert line in text
+    (tmp_path / "bad.toml").write_text(text.replace(line, typo))
+    with pytest.raises(rubric.RubricError, match=f"bad.toml: {problem}"):
+        rubric.load(tmp_path / "bad.toml")

@@ -18,6 +18,8 @@ from autograder.classreport import data, summary
 from autograder.grading import writers
 from autograder.grading.grade import failed_grading
 from autograder.grading.results import Credited, GradingResult, ItemResult
+from autograder.sandbox import record as isolation_record
+from autograder.sandbox.state import Layer
 
 ONLY = ["gather_final", "masked_mean", "next_token_loss"]
 SELECTED = rubric.load().select(ONLY)
@@ -51,12 +53,24 @@ def graded(changes: dict[str, tuple[str, list[str]]], measured: float | None, **
         if item.name == THRESHOLD_ITEM and measured is not None:
             result.measured = accuracy(measured)
         items.append(result)
-    isolation = {"separate_user": True, "landlock": {"abi": 7}, **environment.pop("isolation", {})}
+    isolation = environment.pop("isolation", IN_FORCE).as_dict()
     return GradingResult(
         items, 10.0, {"grader_version": "0.1.0", "torch_version": "2.13.0", "isolation": isolation, **environment}
     )
 
 
+IN_FORCE = isolation_record.Isolation(
+    separate_user=True,
+    no_network=True,
+    mechanisms={"separate_user": ["uid"], "no_network": ["landlock"]},
+    layers={"uid": Layer.on("uid 61000-64999"), "landlock": Layer.on("landlock abi 7", abi=7)},
+)
+LANDLOCK_FAILED = isolation_record.Isolation(
+    separate_user=True,
+    mechanisms={"separate_user": ["uid"]},
+    layers={"uid": Layer.on("uid 61000-64999"), "landlock": Layer.failed("create_ruleset: ENOSYS", abi=7)},
+    failures=[isolation_record.Failure("landlock", "create_ruleset: ENOSYS")],
+)
 WRONG_LOSS = {
     name: ("wrong", ["S1"])
     for name in ("next_token_loss: values", "next_token_loss: padding", "next_token_loss: gradients")
@@ -64,7 +78,7 @@ WRONG_LOSS = {
 ROSTER = {
     "ada": graded({"gather_final: values": ("wrong", ["G1"]), **WRONG_LOSS, THRESHOLD_ITEM: ("wrong", [])}, 0.04),
     "bob": graded({"gather_final: values": ("wrong", ["G1"])}, 0.93),
-    "cy": graded({"masked_mean: values": ("wrong", ["G3"])}, 0.92, isolation={"mechanism": "user namespace"}),
+    "cy": graded({"masked_mean: values": ("wrong", ["G3"])}, 0.92, isolation=LANDLOCK_FAILED, isolation_required=False),
     "dee": graded({}, 0.91, grader_version="0.0.9"),
     "eve": graded({"gather_final: values": ("timeout", []), THRESHOLD_ITEM: ("crash", [])}, None),
     "fay": failed_grading(SELECTED, "the grading process was killed by SIGKILL; see grader.log", 700.0),
@@ -155,12 +169,14 @@ def test_it_lists_the_students_to_look_at(report):
     ]
 
 
-def test_it_shows_the_versions_and_whatever_isolation_each_grading_recorded(report):
+def test_it_counts_the_versions_and_in_words_the_isolation_layers_protections_and_failures(report):
     state = report.health
     assert state.versions["grader_version"] == {"0.1.0": 6, "0.0.9": 1}
-    assert state.isolation["separate_user"] == {"true": 6}
-    assert state.isolation["landlock.abi"] == {"7": 6}
-    assert state.isolation["mechanism"] == {"user namespace": 1}
+    isolation = state.isolation
+    assert isolation.recorded == 6
+    assert isolation.layers == {"uid 61000-64999": 6, "landlock abi 7": 5}
+    assert isolation.protections == {data.PROTECTIONS["separate_user"]: 6, data.PROTECTIONS["no_network"]: 5}
+    assert isolation.failures == {"landlock: create_ruleset: ENOSYS": 1} and isolation.not_required == 1
     assert sorted(state.seconds) == [10.0] * 6 + [700.0] and state.slowest[0] == ("fay", 700.0)
 
 
@@ -208,8 +224,8 @@ def test_it_escapes_every_text_that_came_from_a_results_folder(written):
 
 
 def test_it_tables_the_misconceptions_in_markdown_for_the_job_summary(written):
-    lines = (written / "misconceptions.md").read_text().splitlines()
-    rows = [line for line in lines if line.startswith("| ") and not line.startswith("| id")]
+    misconceptions, _ = (written / "misconceptions.md").read_text().split("## Items that tell you little")
+    rows = [line for line in misconceptions.splitlines() if line.startswith("| ") and not line.startswith("| id")]
     assert [row.split(" | ")[0:3] for row in rows] == [
         ["| G1", "`gather_final`", "2 (33%)"],
         ["| G3", "`masked_mean`", "2 (33%)"],
@@ -300,3 +316,13 @@ def test_it_says_what_the_courses_policies_did_and_counts_credited_items_apart(t
 def test_without_the_policies_the_page_has_neither_their_paragraphs_nor_the_credited_column(written):
     page = (written / "report.html").read_text()
     assert "Late work" not in page and "Credit by named mistake" not in page and ">credited<" not in page
+
+
+def test_its_health_section_says_the_isolation_in_words_not_raw_keys(written):
+    text = (written / "report.html").read_text()
+    health = text[text.index('<section id="health">') :]
+    health = health[: health.index("</section>")]
+    assert "Layers in force: uid 61000-64999 (6 of 6); landlock abi 7 (5 of 6)." in health
+    assert "Layers that failed to start, and why: landlock: create_ruleset: ENOSYS (1 of 6)." in health
+    assert f"{data.PROTECTIONS['no_network']} (5 of 6)" in health and "1 graded with isolation not required" in health
+    assert "layers." not in health and "separate_user" not in health, "no raw key of results.json"

@@ -15,7 +15,7 @@ from browser import FLAGS, browser
 from playwright.sync_api import sync_playwright
 from support import ROOT, appended_to, build_submission, replace_in
 
-from autograder import cli, stubs
+from autograder import cli, rubric, stubs
 from autograder.checks.catalogue import CATALOGUE
 
 MISTAKES = ROOT / "tests" / "corpus" / "mistakes"
@@ -91,6 +91,10 @@ def test_the_report_opens_in_a_real_browser_shows_the_class_and_fetches_nothing(
             ]
             headline = page.locator("#totals p.key").inner_text()
             to_look_at = page.locator("#look-at").inner_text()
+            statistics = page.locator("#item-statistics-table")
+            statistics_box = statistics.bounding_box()
+            statistics_rows = [row.locator("td").first.inner_text() for row in statistics.locator("tbody tr").all()]
+            todo_mistakes = page.locator("#todo-mistakes-table tbody tr").count()
             page.screenshot(path=str(OUTPUT / "class-report.png"), full_page=True)
         finally:
             chromium.close()
@@ -103,4 +107,8 @@ def test_the_report_opens_in_a_real_browser_shows_the_class_and_fetches_nothing(
     assert re.fullmatch(r"7 students: 6 graded, 1 without a grade\.", headline), headline
     assert f"week07/{HANGING}\tgather_final: values: timed out" in to_look_at
     assert f"week07/{MISSING}\tno results" in to_look_at
+    selected = rubric.load().select(ONLY.split(","))
+    assert statistics_box and statistics_box["width"] > 0 and statistics_box["height"] > 0
+    assert statistics_rows == [item.name for item in selected.items], "facility and discrimination for every item"
+    assert todo_mistakes == len(selected.functions)
     print(f"\nscreenshot {OUTPUT / 'class-report.png'}; misconception table {shown}; {headline}")

@@ -11,6 +11,7 @@ from support import SOLUTIONS, build_submission
 
 from autograder.grading import submission as reading
 from autograder.grading.submission import LeftOut, Module, Submission, SubmissionError, Why
+from autograder.release import student_repository
 
 
 @pytest.fixture
@@ -126,3 +127,48 @@ def test_it_removes_a_tree_however_deep_without_following_a_link_out_of_it(tmp_p
     (fork / "locked").chmod(0)  # what a student's code may leave
     reading.remove_tree(fork)
     assert not fork.exists() and (tmp_path / "outside" / "kept.txt").exists()
+
+
+def test_it_only_counts_the_releases_own_files_and_never_walks_a_tool_folder(tmp_path):
+    fork = build_submission(tmp_path / "fork")
+    shipped = student_repository.shipped()  # the release's own manifest, not a list of ours
+    for path in shipped:
+        (fork / path).parent.mkdir(parents=True, exist_ok=True)
+        (fork / path).write_text("as released\n")
+    venv = fork / ".venv" / "lib"
+    venv.mkdir(parents=True)
+    for number in range(reading.MAX_ENTRIES + 10):  # walked, it would spend the whole budget
+        (venv / f"f{number}").touch()
+    (fork / ".venv" / "bin").mkdir()
+    (fork / ".venv" / "bin" / "python").symlink_to("/usr/bin/python3")
+    for tool in (".git", "exercises/__pycache__", "exercises/.ipynb_checkpoints", ".pytest_cache"):
+        (fork / tool).mkdir(parents=True, exist_ok=True)
+        (fork / tool / "inside").touch()
+    (fork / "notes.md").write_text("my answers are in exercises/\n")
+    (fork / "exercises" / "helpers").mkdir()
+    (fork / "exercises" / "helpers" / "extra.py").write_text("x = 1\n")
+    found = reading.listing(Submission(fork), shipped)
+    assert {entry.path: entry.why for entry in found.entries} == {
+        "exercises/helpers/extra.py": Why.NOT_GRADED,
+        "notes.md": Why.NOT_GRADED,
+    }
+    assert not found.cut and found.more == 0
+    graded = {path for path in shipped if Submission(fork).module_of(path) is not None}
+    assert found.unlisted.shipped == len(shipped - graded)
+    tools = {".venv": 1, ".git": 1, "__pycache__": 1, ".ipynb_checkpoints": 1, ".pytest_cache": 1}
+    assert found.unlisted.tools == tools
+
+
+def test_it_still_names_a_release_file_that_is_a_link(tmp_path):
+    fork = build_submission(tmp_path / "fork")
+    (fork / "README.md").symlink_to("/etc/passwd")
+    found = reading.listing(Submission(fork), student_repository.shipped())
+    assert [(entry.path, entry.why) for entry in found.entries] == [("README.md", Why.LINK)]
+
+
+def test_it_counts_the_releases_files_of_an_upload_whose_fork_sits_in_a_folder(tmp_path):
+    fork = build_submission(tmp_path / "upload" / "week07-main")
+    (fork / "README.md").write_text("as released\n")
+    (fork / "answers.txt").write_text("mine\n")
+    found = reading.listing(Submission(tmp_path / "upload", "week07-main/exercises"), student_repository.shipped())
+    assert [entry.path for entry in found.entries] == ["week07-main/answers.txt"] and found.unlisted.shipped == 1

@@ -2,6 +2,7 @@
 
 import json
 import statistics
+from collections import Counter
 from pathlib import Path
 
 import jsonschema
@@ -9,8 +10,8 @@ import pytest
 
 from autograder import rubric, stubs
 from autograder.grading import writers
-from autograder.grading.results import GradingResult, ItemResult
-from autograder.grading.submission import LeftOut, Why
+from autograder.grading.results import Failure, GradingResult, ItemResult
+from autograder.grading.submission import LeftOut, Unlisted, Why
 
 SCHEMA = json.loads((Path(__file__).parents[1] / "gradescope_results.schema.json").read_text())
 
@@ -139,3 +140,55 @@ def test_it_still_writes_results_json_with_the_scores_when_a_report_cannot_be_wr
     assert sorted(path.name for path in tmp_path.iterdir()) == ["results.json", "summary.md"], (
         "no file left half-written"
     )
+
+
+def untouched(selected: rubric.Rubric) -> GradingResult:
+    """Every item of `selected` as untouched stubs leave it: not done."""
+    items = [
+        ItemResult(
+            item.name, item.function, "", 0, item.points, "failed", "TODO is not done yet", failure=Failure.NOT_DONE
+        )
+        for item in selected.items
+    ]
+    return GradingResult(items, 1.0, unlisted=Unlisted(9, Counter({".venv": 1, ".git": 1})))
+
+
+def test_it_summarises_untouched_stubs_in_one_line_per_todo_on_one_screen(stub_result):
+    todos = stubs.todos()
+    frame = writers.markdown(GradingResult([], 0.0)).splitlines()  # the title and the table's head
+    for result in (untouched(rubric.load()), stub_result):
+        lines = writers.markdown(result).splitlines()
+        assert len(lines) <= len(frame) + len(todos) + len(writers.not_read_markdown(result))
+        assert "What to fix" not in "\n".join(lines)
+        for todo in todos:
+            assert sum(line.startswith(f"| {todo.label} (") for line in lines) == 1, todo.label
+        assert sum(writers.NOT_DONE in line for line in lines) == len(todos)
+
+
+def test_it_keeps_the_details_of_a_todo_begun_beside_the_todos_not_done():
+    result = untouched(rubric.load())
+    begun = result.items[0]
+    begun.failure, begun.feedback = Failure.WRONG, "[R1] the output differs"
+    text = writers.markdown(result)
+    assert f"<details><summary>{begun.name}</summary>" in text and text.count("<details>") == 1
+    assert f"| {begun.name} | 0 |" in text
+
+
+def test_it_counts_the_releases_files_and_the_tool_folders_in_one_line():
+    result = untouched(rubric.load().select(["gather_final"]))
+    lines = writers.markdown(result).splitlines()
+    counted = [line for line in lines if "9 files of the release itself" in line]
+    expected = "not read, as expected: 9 files of the release itself; tool folders, not looked into: {}, {}"
+    assert counted == ["- " + expected.format("`.git`", "`.venv`")]  # as code: `__pycache__` is no bold text
+    assert writers.table(result).splitlines()[-1] == expected.format(".git", ".venv")
+    assert writers.gradescope(result)["extra_data"]["not_listed"] == {
+        "release_files": 9,
+        "tool_folders": {".git": 1, ".venv": 1},
+    }
+
+
+def test_the_terminal_shows_a_threshold_items_accuracy_and_threshold_before_any_cut():
+    result = sample(feedback="An LSTM language model trained with your code " + "reached far too little " * 20)
+    result.items[1].measured = {"accuracy": 0.04, "threshold": 0.8, "seeds": [0, 1, 2], "seed_accuracies": [0.04] * 3}
+    line = writers.table(result).splitlines()[3]
+    assert "accuracy 0.04 of 0.80 needed: An LSTM" in line and line.endswith("...")
