@@ -308,6 +308,10 @@ def write_report(
     return EXIT_OK
 
 
+def _counted(count: int, noun: str) -> str:
+    return f"{count} {noun}" if count == 1 else f"{count} {noun}s"
+
+
 def similarity_command(roster: Path, out: Path, known: list[Path]) -> int:
     """Compare the roster's students with one another and with the known sources; write the files into OUT."""
     from autograder.similarity import compare, outputs, run
@@ -317,9 +321,10 @@ def similarity_command(roster: Path, out: Path, known: list[Path]) -> int:
         print(f"autograde: not compared: {escaped(unread)}", file=sys.stderr)
     written = outputs.write_outputs(found.similarity, out)
     close = sum(pair.score >= compare.CLOSE for pair in found.similarity.pairs)
+    known, clusters = len(found.similarity.known), len(found.similarity.clusters)
     print(
         f"wrote {', '.join(str(path) for path in written)}: {len(found.similarity.pairs)} pairs ({close} to look at), "
-        f"{len(found.similarity.known)} students close to a known source, {len(found.similarity.clusters)} clusters"
+        f"{_counted(known, 'student')} close to a known source, {_counted(clusters, 'group')} of three or more"
     )
     return EXIT_OK
 

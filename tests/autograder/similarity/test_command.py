@@ -23,7 +23,7 @@ def test_it_writes_the_pairs_and_the_known_matches_and_says_what_to_look_at(tmp_
     assert [(pair["a"], pair["b"], pair["score"]) for pair in written["pairs"]] == [("alice", "bob", 0.0)]
     assert [(match["student"], match["source"]) for match in written["known"]] == [("alice", "solutions")]
     printed = capsys.readouterr()
-    assert "1 pairs (0 to look at), 1 students close to a known source" in printed.out and printed.err == ""
+    assert "1 pairs (0 to look at), 1 student close to a known source" in printed.out and printed.err == ""
 
 
 def test_it_names_a_module_it_could_not_read_inert_and_goes_on(tmp_path, capsys):
