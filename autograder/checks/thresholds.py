@@ -194,7 +194,7 @@ def stopped_trainings(
         starts, epoch = None, epoch + count
         for seed, state in zip(going, _states(returned, len(going)), strict=True):
             trained = loaded(initial_classifier(recipe.settings, seed), state).state_dict()
-            if stop.stops(epoch, _ours(recipe, seed, runs[seed], trained) if stop.level else None):
+            if stop.stops(epoch, _ours(recipe, seed, runs[seed], trained) if stop.level is not None else None):
                 done[seed] = (trained, epoch)
     return done
 

@@ -194,3 +194,18 @@ def test_it_fails_the_calibration_when_an_items_verdict_differs_from_full_length
     assert "differs: SequenceClassifier: learns the task: variant C5" in shown and "verdicts that differ: 2" in shown
     monkeypatch.setattr(calibrate, "measures", _fake_measures("nobody"))
     assert commands.calibrate_command(None) == commands.EXIT_OK
+
+
+def test_it_writes_each_seeds_epochs_beside_its_accuracy_in_results_json(reference_result):
+    from autograder.grading import writers
+
+    graded, stopped_early = rubric.load(), 0
+    for test in writers.gradescope(reference_result)["tests"]:
+        function, aspect = test["name"].split(": ")
+        recipe = graded.recipe(function, aspect.replace(" ", "_"))
+        if recipe is not None:
+            extra = test["extra_data"]
+            assert len(extra["seed_epochs"]) == len(extra["seed_accuracies"]) == len(recipe.seeds)
+            assert all(1 <= epochs <= extra["epochs"] == recipe.settings["epochs"] for epochs in extra["seed_epochs"])
+            stopped_early += sum(epochs < extra["epochs"] for epochs in extra["seed_epochs"])
+    assert stopped_early, "the reference clears some item's stop level before the recipe's last epoch"
