@@ -23,10 +23,11 @@ from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
 from autograder.checks import variants
+from autograder.checks.compare import CheckFailure
 from autograder.checks.thresholds import Measure, measures, shortfall
 from autograder.locations import ROOT, SOLUTIONS
 from autograder.rubric import Recipe, Rubric
-from autograder.student import InProcess
+from autograder.student import InProcess, StudentError
 from solutions import classifier, language_model
 
 
@@ -179,12 +180,14 @@ def near_chance_table(rows: list[Calibration]) -> str:
 CORPUS = ROOT / "tests" / "corpus"  # the submission corpus (in the course's checkout; none where installed)
 TRAINED = {"classifier": ("classifier", "SequenceClassifier"), "pattern": ("language_model", "next_token_loss")}
 VARIANTS = {"classifier": variants.CLASSIFIER_FORWARD, "pattern": variants.NEXT_TOKEN_LOSS}
+UNREAD = {"classifier": {"mean", "top", "axis"}}  # options of mean and max pooling: the recipe pools the last state
 HEADER = re.compile(r"#\s*module:\s*(\w+)\s+functions?:\s*([\w,]+)")
 
 
 @dataclass(frozen=True)
 class Verdicts:
-    """One student's verdict on one item, with early-stopped and with full-length trainings."""
+    """One student's verdict on one item, with early-stopped and with full-length trainings (no measures:
+    its code raised or answered wrongly, which fails the item as the grading fails it)."""
 
     item: str
     student: str
@@ -192,6 +195,7 @@ class Verdicts:
     full: list[Measure]
     early_passes: bool
     full_passes: bool
+    same_run: bool = False  # no seed stopped early: the full-length run is that very run, not run twice
 
     @property
     def differs(self) -> bool:
@@ -203,13 +207,19 @@ def students(task: str, corpus=CORPUS) -> dict[str, InProcess]:
     found = {"reference": REFERENCE[task], **MISTAKES[task]}
     module, name = TRAINED[task]
     for label in VARIANTS[task]:
-        function = VARIANTS[task][label]
-        found[f"variant {label}"] = _classifier(function) if task == "classifier" else _loss(function)
+        if not VARIANTS[task].options[label].keys() <= UNREAD.get(task, set()):
+            found[f"variant {label}"] = _variant(task, VARIANTS[task][label])
     for path in sorted(corpus.glob("*/*.py")) if corpus.is_dir() else []:
         header = HEADER.match(path.read_text(encoding="utf-8"))
         if header and header[1] == module and name in header[2].split(","):
             found[f"corpus {path.parent.name}/{path.stem}"] = _corpus_file(path, module)
     return found
+
+
+def _variant(task: str, function: Callable[..., Any]) -> InProcess:
+    if task == "pattern":
+        return _loss(function)
+    return _classifier(lambda model, tokens, lengths=None: function(model, tokens, lengths))  # a method: binds
 
 
 def _corpus_file(path, module: str) -> InProcess:
@@ -237,18 +247,29 @@ def compare(
 
 
 def _verdicts(recipe: Recipe, label: str, student: InProcess) -> Verdicts:
-    early, full = measures(student, recipe, full_length=False), measures(student, recipe, full_length=True)
-    passes = [shortfall(recipe.settings, found) is None for found in (early, full)]
-    return Verdicts(recipe.name, label, early, full, *passes)
+    early, early_passes = _decided(student, recipe, full_length=False)
+    if early and all(m.epochs == recipe.settings["epochs"] for m in early):
+        return Verdicts(recipe.name, label, early, early, early_passes, early_passes, same_run=True)
+    full, full_passes = _decided(student, recipe, full_length=True)
+    return Verdicts(recipe.name, label, early, full, early_passes, full_passes)
+
+
+def _decided(student: InProcess, recipe: Recipe, full_length: bool) -> tuple[list[Measure], bool]:
+    """The seeds' measures and whether the item passes; no measures when the student's code fails the item."""
+    try:
+        found = measures(student, recipe, full_length=full_length)
+    except (StudentError, CheckFailure):
+        return [], False
+    return found, shortfall(recipe.settings, found) is None
 
 
 def verdict_table(rows: list[Verdicts]) -> str:
     """Each item and student: the verdicts, the medians and the epochs each early-stopped seed trained."""
-    header = f"{'item':<42} {'student':<44} {'early':>5} {'full':>5} {'median':>13}  epochs (of)"
+    header = f"{'item':<42} {'student':<44} {'early':>5} {'full':>5} {'median':>13}  epochs"
     lines = [header, "-" * len(header)]
     for row in rows:
-        medians = f"{_median_learned(row.early):.3f}/{_median_learned(row.full):.3f}"
-        epochs = ",".join(str(m.epochs) for m in row.early) + f" ({row.full[0].epochs})"
+        medians = f"{_median_learned(row.early)}/{_median_learned(row.full)}"
+        epochs = ",".join(str(m.epochs) for m in row.early) + (" (no early stop: one run)" if row.same_run else "")
         lines.append(
             f"{row.item:<42} {row.student[:44]:<44} {_shown(row.early_passes):>5} {_shown(row.full_passes):>5} "
             f"{medians:>13}  {epochs}" + ("   << verdict differs" if row.differs else "")
@@ -262,8 +283,8 @@ def epochs_saved(rows: list[Verdicts]) -> float:
     return early / max(1, sum(m.epochs or 0 for row in rows for m in row.full))
 
 
-def _median_learned(found: list[Measure]) -> float:
-    return statistics.median(m.learned for m in found)
+def _median_learned(found: list[Measure]) -> str:
+    return f"{statistics.median(m.learned for m in found):.3f}" if found else "-"
 
 
 def _shown(passes: bool) -> str:

@@ -209,3 +209,26 @@ def test_it_writes_each_seeds_epochs_beside_its_accuracy_in_results_json(referen
             assert all(1 <= epochs <= extra["epochs"] == recipe.settings["epochs"] for epochs in extra["seed_epochs"])
             stopped_early += sum(epochs < extra["epochs"] for epochs in extra["seed_epochs"])
     assert stopped_early, "the reference clears some item's stop level before the recipe's last epoch"
+
+
+def test_it_counts_a_student_whose_code_raises_as_failing_both_ways(monkeypatch):
+    from autograder.student import Raised
+
+    def raising(student, recipe, seeds=None, full_length=None):
+        raise Raised("the grader's training run over your code raised", "AttributeError", "no rnn")
+
+    monkeypatch.setattr(calibrate, "measures", raising)
+    row = calibrate._verdicts(CLASSIFIER, "raises", calibrate.REFERENCE["classifier"])
+    assert (row.early, row.early_passes, row.full_passes, row.differs) == ([], False, False, False)
+
+
+def test_it_trains_once_a_student_whose_seeds_all_ran_to_the_last_epoch(monkeypatch):
+    asked = []
+
+    def to_the_end(student, recipe, seeds=None, full_length=None):
+        asked.append(full_length)
+        return [Measure(0.5, 0.5, 0.5, 0.5, recipe.settings["epochs"]) for _ in recipe.seeds]
+
+    monkeypatch.setattr(calibrate, "measures", to_the_end)
+    row = calibrate._verdicts(CLASSIFIER, "never clears", calibrate.REFERENCE["classifier"])
+    assert asked == [False] and row.same_run and row.full == row.early and not row.differs
