@@ -6,18 +6,28 @@ grading uses (in process: all of it is the grader's own code). A threshold holds
 the reference's minimum is above it and every mistake's maximum below it. Each run is
 also measured before training and with its recurrent layer reset to its initial weights:
 where the recipe has `chance_at_most`, the reference's maximum of both must stay at or under it.
+All of these runs stop as gradings stop them (the recipe's stop rule, checks/thresholds.py `Stop`).
+
+The stop rule is proved, too: every student that bears on a threshold item (the reference, the known
+mistakes, every variant of checks/variants.py and each file of the submission corpus, tests/corpus/)
+is decided on the rubric's seeds with early-stopped and with full-length trainings, and no item's
+verdict may differ between the two.
 """
 
+import re
 import statistics
 import time
+import types
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
 from autograder.checks import variants
-from autograder.checks.thresholds import Measure, measures
+from autograder.checks.compare import CheckFailure
+from autograder.checks.thresholds import Measure, measures, shortfall
+from autograder.locations import ROOT, SOLUTIONS
 from autograder.rubric import Recipe, Rubric
-from autograder.student import InProcess
+from autograder.student import InProcess, StudentError
 from solutions import classifier, language_model
 
 
@@ -119,13 +129,13 @@ def calibrate(
 def _calibration(recipe: Recipe, count: int, progress: Callable[[str], None]) -> Calibration:
     progress(f"{recipe.name}: reference over {count} seeds")
     started = time.monotonic()
-    found = {"reference": measures(REFERENCE[recipe.task], recipe, list(range(count)))}
+    found = {"reference": measures(REFERENCE[recipe.task], recipe, list(range(count)), full_length=False)}
     seconds = (time.monotonic() - started) / count
     for label, student in MISTAKES[recipe.task].items():
         if label.startswith("C2") and "max_length" not in recipe.settings:
             continue  # without padding the state after the padding is the right one
         progress(f"{recipe.name}: {label}")
-        found[label] = measures(student, recipe, list(range(count)))
+        found[label] = measures(student, recipe, list(range(count)), full_length=False)
     learned = {label: [m.learned for m in runs] for label, runs in found.items()}
     reference = learned.pop("reference")
     before, reset = _part(found, "before"), _part(found, "reset")
@@ -164,3 +174,118 @@ def near_chance_table(rows: list[Calibration]) -> str:
             chance = "-" if row.chance is None else f"{row.chance:.3f}"
             lines.append(f"{row.item:<42} {label:<24} {before:>10.3f} {reset:>10.3f} {chance:>14}")
     return "\n".join(lines)
+
+
+# -- early stopping against full-length trainings: the same verdicts -------------------------------------
+CORPUS = ROOT / "tests" / "corpus"  # the submission corpus (in the course's checkout; none where installed)
+TRAINED = {"classifier": ("classifier", "SequenceClassifier"), "pattern": ("language_model", "next_token_loss")}
+VARIANTS = {"classifier": variants.CLASSIFIER_FORWARD, "pattern": variants.NEXT_TOKEN_LOSS}
+UNREAD = {"classifier": {"mean", "top", "axis"}}  # options of mean and max pooling: the recipe pools the last state
+HEADER = re.compile(r"#\s*module:\s*(\w+)\s+functions?:\s*([\w,]+)")
+
+
+@dataclass(frozen=True)
+class Verdicts:
+    """One student's verdict on one item, with early-stopped and with full-length trainings (no measures:
+    its code raised or answered wrongly, which fails the item as the grading fails it)."""
+
+    item: str
+    student: str
+    early: list[Measure]
+    full: list[Measure]
+    early_passes: bool
+    full_passes: bool
+    same_run: bool = False  # no seed stopped early: the full-length run is that very run, not run twice
+
+    @property
+    def differs(self) -> bool:
+        return self.early_passes != self.full_passes
+
+
+def students(task: str, corpus=CORPUS) -> dict[str, InProcess]:
+    """Everyone whose code bears on the task's items: the reference, the known mistakes, the variants, the corpus."""
+    found = {"reference": REFERENCE[task], **MISTAKES[task]}
+    module, name = TRAINED[task]
+    for label in VARIANTS[task]:
+        if not VARIANTS[task].options[label].keys() <= UNREAD.get(task, set()):
+            found[f"variant {label}"] = _variant(task, VARIANTS[task][label])
+    for path in sorted(corpus.glob("*/*.py")) if corpus.is_dir() else []:
+        header = HEADER.match(path.read_text(encoding="utf-8"))
+        if header and header[1] == module and name in header[2].split(","):
+            found[f"corpus {path.parent.name}/{path.stem}"] = _corpus_file(path, module)
+    return found
+
+
+def _variant(task: str, function: Callable[..., Any]) -> InProcess:
+    if task == "pattern":
+        return _loss(function)
+    return _classifier(lambda model, tokens, lengths=None: function(model, tokens, lengths))  # a method: binds
+
+
+def _corpus_file(path, module: str) -> InProcess:
+    """A corpus file as its grading sees it: a file of mistakes/ follows the reference module it changes."""
+    text = path.read_text(encoding="utf-8")
+    if path.parent.name == "mistakes":
+        text = (SOLUTIONS / f"{module}.py").read_text(encoding="utf-8") + "\n\n" + text
+    namespace = types.ModuleType(f"corpus_{module}")
+    exec(compile(text, str(path), "exec"), namespace.__dict__)  # the course's own corpus, as the mistakes above
+    return InProcess(namespace)
+
+
+def compare(
+    rubric: Rubric, corpus=CORPUS, progress: Callable[[str], None] = lambda _: None, only: str | None = None
+) -> list[Verdicts]:
+    """Each student's verdict on each threshold item (the rubric's seeds), early-stopped and full-length
+    (`only`: the students whose label contains it)."""
+    rows = []
+    for recipe in rubric.recipes:
+        for label, student in students(recipe.task, corpus).items():
+            if only is None or only in label:
+                progress(f"{recipe.name}: {label}, early-stopped and full-length")
+                rows.append(_verdicts(recipe, label, student))
+    return rows
+
+
+def _verdicts(recipe: Recipe, label: str, student: InProcess) -> Verdicts:
+    early, early_passes = _decided(student, recipe, full_length=False)
+    if early and all(m.epochs == recipe.settings["epochs"] for m in early):
+        return Verdicts(recipe.name, label, early, early, early_passes, early_passes, same_run=True)
+    full, full_passes = _decided(student, recipe, full_length=True)
+    return Verdicts(recipe.name, label, early, full, early_passes, full_passes)
+
+
+def _decided(student: InProcess, recipe: Recipe, full_length: bool) -> tuple[list[Measure], bool]:
+    """The seeds' measures and whether the item passes; no measures when the student's code fails the item."""
+    try:
+        found = measures(student, recipe, full_length=full_length)
+    except (StudentError, CheckFailure):
+        return [], False
+    return found, shortfall(recipe.settings, found) is None
+
+
+def verdict_table(rows: list[Verdicts]) -> str:
+    """Each item and student: the verdicts, the medians and the epochs each early-stopped seed trained."""
+    header = f"{'item':<42} {'student':<44} {'early':>5} {'full':>5} {'median':>13}  epochs"
+    lines = [header, "-" * len(header)]
+    for row in rows:
+        medians = f"{_median_learned(row.early)}/{_median_learned(row.full)}"
+        epochs = ",".join(str(m.epochs) for m in row.early) + (" (no early stop: one run)" if row.same_run else "")
+        lines.append(
+            f"{row.item:<42} {row.student[:44]:<44} {_shown(row.early_passes):>5} {_shown(row.full_passes):>5} "
+            f"{medians:>13}  {epochs}" + ("   << verdict differs" if row.differs else "")
+        )
+    return "\n".join(lines)
+
+
+def epochs_saved(rows: list[Verdicts]) -> float:
+    """The fraction of the full-length epochs the early-stopped trainings ran, over all rows."""
+    early = sum(m.epochs or 0 for row in rows for m in row.early)
+    return early / max(1, sum(m.epochs or 0 for row in rows for m in row.full))
+
+
+def _median_learned(found: list[Measure]) -> str:
+    return f"{statistics.median(m.learned for m in found):.3f}" if found else "-"
+
+
+def _shown(passes: bool) -> str:
+    return "pass" if passes else "fail"

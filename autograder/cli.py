@@ -32,8 +32,9 @@ EXITS = {  # each command's exit statuses, as its --help lists them (the statuse
         "130  interrupted: the finished gradings are kept; the same command goes on",
     ],
     "calibrate": [
-        f"{EXIT_OK}  every threshold separates the reference from the known mistakes",
-        f"{EXIT_BELOW}  a threshold no longer does",
+        f"{EXIT_OK}  every threshold separates the reference from the known mistakes, and early stopping\n"
+        "   changes no item's verdict",
+        f"{EXIT_BELOW}  a threshold no longer does, or a verdict differs from full-length training",
     ],
     "stubs": [f"{EXIT_OK}  exercises/ written, or (--check) up to date", f"{EXIT_BELOW}  (--check) out of date"],
     "release": [f"{EXIT_OK}  written", f"{EXIT_ERROR}  nothing written: OUT is a file, or is not empty (see --force)"],
@@ -49,7 +50,7 @@ DEFAULT_EXITS = [f"{EXIT_OK}  done", REFUSED]
 SUMMARY_EXITS = [
     f"{EXIT_OK}  done (grade: whatever the score)",
     f"{EXIT_BELOW}  done, and the work falls short: a score below --fail-under (grade), a threshold that\n"
-    "   no longer separates (calibrate), exercises/ out of date (stubs --check)",
+    "   no longer separates or early stopping changes a verdict (calibrate), exercises/ out of date (stubs --check)",
     f"{EXIT_ERROR}  not done: a bad argument or rubric, a path that does not exist, a grading that could\n"
     "   not run (its results.json says why)",
     f"{EXIT_NOT_GRADED}  grade-all: a student not graded for a reason not theirs (named on stderr)",

@@ -143,7 +143,8 @@ def grade_reference(
 
 
 def calibrate_command(seeds: int | None) -> int:
-    """Print the calibration table; exit 1 when a threshold no longer separates right from wrong."""
+    """Print the calibration table and the verdicts of early-stopped against full-length trainings; exit 1
+    when a threshold no longer separates right from wrong or an item's verdict differs between the two."""
     from autograder import calibrate
 
     rows = calibrate.calibrate(
@@ -152,7 +153,14 @@ def calibrate_command(seeds: int | None) -> int:
     print(calibrate.table(rows))
     print()
     print(calibrate.near_chance_table(rows))
-    return EXIT_OK if all(row.holds for row in rows) else EXIT_BELOW
+    verdicts = calibrate.compare(rubric.load(), progress=lambda line: print(f"  {line}", file=sys.stderr, flush=True))
+    print()
+    print(calibrate.verdict_table(verdicts))
+    differ = [f"{row.item}: {row.student}" for row in verdicts if row.differs]
+    share = calibrate.epochs_saved(verdicts)
+    print(f"\nearly stopping trained {share:.0%} of the full-length epochs; verdicts that differ: {len(differ)}")
+    print("".join(f"  differs: {line}\n" for line in differ), end="")
+    return EXIT_OK if all(row.holds for row in rows) and not differ else EXIT_BELOW
 
 
 def grade_all_command(

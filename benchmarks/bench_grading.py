@@ -2,6 +2,7 @@
 
     python benchmarks/bench_grading.py             # all three, about half an hour on 2 cores
     python benchmarks/bench_grading.py --parts ab  # without nbgrader, about 10 minutes
+    python benchmarks/bench_grading.py --parts d   # early stopping alone, about 3 minutes
 
 (a) overhead: `autograde grade --reference` (worker process, pytest, reports) against the
     floor (`floor.py`: the same checks, threshold trainings included, run in one process).
@@ -12,20 +13,28 @@
     released notebooks) graded by `nbgrader autograde` through the course of `autograde nbgrader`,
     against `autograde grade-all` with its default jobs; every item's score must match.
     Target: faster than nbgrader.
+(d) early stopping (issue 34): the CPU (user + system of the grader, its worker and every process
+    they waited for: getrusage of the children) of `autograde grade --reference` as graded, against
+    the same grading with every threshold training run to its end (AUTOGRADE_FULL_TRAININGS=1 in the
+    grader's environment), alternated over ROUNDS runs each; every item's score must match. Issue 34's
+    target for this with the warm worker too: at most 0.5x.
 """
 
 import argparse
 import json
 import os
 import platform
+import resource
 import shutil
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import NamedTuple
 
 from autograder import rubric
+from autograder.checks.thresholds import FULL_LENGTH
 from autograder.roster.grade_all import default_jobs, students
 
 HERE = Path(__file__).resolve().parent
@@ -56,10 +65,10 @@ def roster(folder: Path) -> Path:
     return folder
 
 
-def timed(command: list[str], cwd: Path | None = None) -> float:
+def timed(command: list[str], cwd: Path | None = None, env: dict[str, str] | None = None) -> float:
     """Seconds the command took; its output is shown only when it fails."""
     started = time.monotonic()
-    finished = subprocess.run(command, cwd=cwd, capture_output=True, text=True)
+    finished = subprocess.run(command, cwd=cwd, capture_output=True, text=True, env=env)
     if finished.returncode != 0:
         raise SystemExit(f"{' '.join(command[:4])} … failed ({finished.returncode}):\n{finished.stdout[-3000:]}")
     return time.monotonic() - started
@@ -87,6 +96,43 @@ def grade_all_scores(results: Path) -> Scores:
         tests = json.loads((folder / "results.json").read_text())["tests"]
         scores[folder.name] = {ids[test["name"]]: float(test["score"]) for test in tests}
     return scores
+
+
+# -- (d) ----------------------------------------------------------------------------------------
+ROUNDS = 2
+
+
+class Spent(NamedTuple):
+    cpu: float  # user + system seconds of the command and every process it waited for
+    wall: float
+
+
+def spent(command: list[str], env: dict[str, str] | None = None) -> Spent:
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    wall = timed(command, env=env)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return Spent(after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime, wall)
+
+
+def reference_grading(out: Path, full_length: bool) -> tuple[Spent, dict[str, float]]:
+    """One `autograde grade --reference`, early-stopped or full-length; its items' scores."""
+    env = {**os.environ, FULL_LENGTH: "1" if full_length else "0"}
+    used = spent([sys.executable, "-m", "autograder.cli", "grade", "--reference", "--out", str(out)], env)
+    tests = json.loads((out / "results.json").read_text())["tests"]
+    return used, {test["name"]: float(test["score"]) for test in tests}
+
+
+def early_stopping(folder: Path) -> tuple[list[Spent], list[Spent], bool]:
+    """ROUNDS gradings each way, alternated; whether every item's score matched."""
+    early: list[Spent] = []
+    full: list[Spent] = []
+    scores = []
+    for round_ in range(ROUNDS):
+        for full_length, runs in ((False, early), (True, full)):
+            used, items = reference_grading(folder / f"{round_}-{full_length}", full_length)
+            runs.append(used)
+            scores.append(items)
+    return early, full, all(items == scores[0] for items in scores)
 
 
 # -- (c) ----------------------------------------------------------------------------------------
@@ -144,13 +190,25 @@ def differences(ours: Scores, theirs: Scores) -> list[str]:
 # -- the run ------------------------------------------------------------------------------------
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--parts", default="abc", help="which measures to run (default: abc)")
+    parser.add_argument("--parts", default="abcd", help="which measures to run (default: abcd)")
     parts = parser.parse_args().parts
     cores = len(os.sched_getaffinity(0))
     print(f"{time.strftime('%Y-%m-%d')} · {platform.machine()}, {cores} cores, Python {platform.python_version()}")
     if "a" in parts:
         grading, floor = overhead()
         print(f"(a) one full grading of the reference {grading:.1f} s; floor {floor:.1f} s: {grading / floor:.2f}x")
+    if "d" in parts:
+        with tempfile.TemporaryDirectory(prefix="bench-early-") as folder:
+            early, full, same = early_stopping(Path(folder))
+        cpu, wall = (
+            (sum(run.cpu for run in early) / sum(run.cpu for run in full)),
+            (sum(run.wall for run in early) / sum(run.wall for run in full)),
+        )
+        shown = ", ".join(f"{a.cpu:.1f}/{b.cpu:.1f}" for a, b in zip(early, full, strict=True))
+        print(f"(d) grade --reference CPU, early-stopped/full-length: {shown} s: {cpu:.2f}x (wall {wall:.2f}x)")
+        print(f"    every item's score the same both ways: {same}", flush=True)
+        if not same:
+            return 1
     if not {"b", "c"} & set(parts):
         return 0
     with tempfile.TemporaryDirectory(prefix="bench-roster-") as folder:

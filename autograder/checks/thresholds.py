@@ -15,9 +15,10 @@ Each item is decided on the medians over the rubric's seeds; every number comes 
 """
 
 import copy
+import os
 import statistics
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import torch
@@ -52,6 +53,7 @@ class Measure:
     reference: float | None = None  # the same parameters read by the reference's forward (the classifier)
     before: float | None = None  # the initial parameters
     reset: float | None = None  # the trained parameters with the recurrent layer's back at their initial values
+    epochs: int | None = None  # the epochs trained: the first that cleared the stop rule, or the recipe's last
 
     @property
     def learned(self) -> float:
@@ -68,12 +70,58 @@ def recipe_in(rubric: Rubric | None, function: str, aspect: str) -> Recipe:
     return found
 
 
-def measures(student, recipe: Recipe, seeds: list[int] | tuple[int, ...] | None = None) -> list[Measure]:
-    """Each seed's measure (the rubric's seeds when None)."""
+def measures(
+    student, recipe: Recipe, seeds: list[int] | tuple[int, ...] | None = None, full_length: bool | None = None
+) -> list[Measure]:
+    """Each seed's measure (the rubric's seeds when None), its training stopped by the recipe's stop rule
+    (full-length with `full_length`; when None, as the grader's environment says: `full_length_asked`)."""
     seeds = list(recipe.seeds if seeds is None else seeds)
+    stop = Stop.of(recipe.settings, full_length_asked() if full_length is None else full_length)
     if recipe.task == "pattern":
-        return [pattern_measure(student, recipe, seed) for seed in seeds]
-    return classifier_measures(student, recipe, seeds)
+        return [pattern_measure(student, recipe, seed, stop) for seed in seeds]
+    return classifier_measures(student, recipe, seeds, stop)
+
+
+# -- when a seed's training stops ------------------------------------------------------------------------
+FULL_LENGTH = "AUTOGRADE_FULL_TRAININGS"  # set to 1 in the grader's environment: every training runs to its end
+
+
+def full_length_asked() -> bool:
+    """Whether the grader's own environment asks for full-length trainings (the benchmark's way of timing
+    them). Read here, in the grader: nothing the student's code does in the worker reaches it."""
+    return os.environ.get(FULL_LENGTH, "") not in ("", "0")
+
+
+@dataclass(frozen=True)
+class Stop:
+    """The stop rule: a seed's training stops at the end of the first epoch, among those the recipe allows
+    checking (every `check_every`), at which the grader's own accuracy on its held-out rows reaches
+    `threshold + stop_margin`; otherwise at the recipe's last epoch."""
+
+    epochs: int  # the recipe's last epoch
+    every: int  # epochs between two checks
+    level: float | None  # the accuracy that stops a training (None: it never stops early)
+
+    @classmethod
+    def of(cls, settings: dict[str, Any], full_length: bool = False) -> "Stop":
+        epochs = int(settings["epochs"])
+        if full_length or "stop_margin" not in settings:
+            return cls(epochs, epochs, None)
+        return cls(epochs, int(settings.get("check_every", 1)), settings["threshold"] + settings["stop_margin"])
+
+    def checked(self, epoch: int) -> bool:
+        """Whether the accuracy is measured after `epoch` (counted from 1)."""
+        return epoch % self.every == 0 or epoch == self.epochs
+
+    def stops(self, epoch: int, accuracy: float | None) -> bool:
+        """Whether the training ends after `epoch`, where the grader measured `accuracy`."""
+        if epoch >= self.epochs:
+            return True
+        return self.level is not None and accuracy is not None and accuracy >= self.level
+
+    def next_check(self, epoch: int) -> int:
+        """How many epochs to train from `epoch` to the next check."""
+        return min(self.every - epoch % self.every, self.epochs - epoch)
 
 
 def _hit_rate(predictions: Any, labels: torch.Tensor) -> float:
@@ -119,15 +167,50 @@ def with_reset_recurrence(trained: dict[str, torch.Tensor], initial: dict[str, t
     return {name: initial[name] if name.startswith(RECURRENT) else value for name, value in trained.items()}
 
 
-def classifier_measures(student, recipe: Recipe, seeds: list[int]) -> list[Measure]:
-    """Train every seed in the worker, then measure every seed in a fresh one (and here)."""
+def classifier_measures(student, recipe: Recipe, seeds: list[int], stop: Stop | None = None) -> list[Measure]:
+    """Train every seed in the worker until the stop rule ends it, then measure every seed in a fresh one
+    (and here)."""
     runs = {seed: training_run(data, recipe.settings, seed, GRADER_SEEDS[kind(recipe.settings)]) for seed in seeds}
-    states = {}
-    for seed, run in runs.items():
-        returned = student.run("harness.trained_classifier", *run.args[:4], timeout=recipe.timeout).value
-        states[seed] = loaded(initial_classifier(recipe.settings, seed), returned).state_dict()
+    stopped = stopped_trainings(student, recipe, runs, stop or Stop.of(recipe.settings))
     student.fresh()  # nothing the training process left behind answers for the measures
-    return [_classifier_measure(student, recipe, seed, runs[seed], states[seed]) for seed in seeds]
+    found = [_classifier_measure(student, recipe, seed, runs[seed], stopped[seed][0]) for seed in seeds]
+    return [replace(measure, epochs=stopped[seed][1]) for seed, measure in zip(seeds, found, strict=True)]
+
+
+def stopped_trainings(
+    student, recipe: Recipe, runs: dict[int, training.Run], stop: Stop
+) -> dict[int, tuple[dict[str, torch.Tensor], int]]:
+    """Each seed's parameters where its training stopped, and the epochs it trained. The seeds go on together,
+    one call per check: the worker returns parameters, the grader measures them with its own forward on its
+    own rows (the labels never leave it) and asks again only for the seeds that must go on."""
+    seeds, epoch, done = list(runs), 0, {}
+    starts: list | None = [runs[seed].args[:4] for seed in seeds]
+    while len(done) < len(seeds):
+        going = [seed for seed in seeds if seed not in done]
+        count = stop.next_check(epoch)
+        timeout = recipe.timeout * max(1.0, len(going) * count / stop.epochs)  # a whole run's worth at least
+        which = None if starts else [seeds.index(seed) for seed in going]
+        returned = student.run("harness.train_epochs", count, starts, which, timeout=timeout).value
+        starts, epoch = None, epoch + count
+        for seed, state in zip(going, _states(returned, len(going)), strict=True):
+            trained = loaded(initial_classifier(recipe.settings, seed), state).state_dict()
+            if stop.stops(epoch, _ours(recipe, seed, runs[seed], trained) if stop.level is not None else None):
+                done[seed] = (trained, epoch)
+    return done
+
+
+def _states(returned: Any, count: int) -> list[Any]:
+    if not isinstance(returned, list) or len(returned) != count:
+        fail(f"The grader's training run returned {_shown(returned)}; expected the parameters of {count} trainings.")
+    return returned
+
+
+def _ours(recipe: Recipe, seed: int, run: training.Run, state: dict[str, torch.Tensor]) -> float:
+    """The held-out accuracy of `state` read by the reference's forward, here (the grader's own measure)."""
+    tokens, lengths = run.args[4:]
+    reference = loaded(initial_classifier(recipe.settings, seed), state)
+    with torch.random.fork_rng():
+        return _hit_rate(training.predict_classifier(None, reference, tokens, lengths), run.labels)
 
 
 def _classifier_measure(student, recipe: Recipe, seed: int, run: training.Run, trained: dict) -> Measure:
@@ -139,9 +222,7 @@ def _classifier_measure(student, recipe: Recipe, seed: int, run: training.Run, t
         call = student.run("harness.predict_classifier", model, tokens, lengths, timeout=recipe.timeout)
         return _hit_rate(call.value, run.labels)
 
-    reference = loaded(initial_classifier(recipe.settings, seed), trained)
-    with torch.random.fork_rng():
-        ours = _hit_rate(training.predict_classifier(None, reference, tokens, lengths), run.labels)
+    ours = _ours(recipe, seed, run, trained)
     return Measure(students(trained), ours, students(initial), students(with_reset_recurrence(trained, initial)))
 
 
@@ -158,8 +239,8 @@ def pattern_training(student, settings: dict[str, Any], tokens: torch.Tensor) ->
     so that its parameters can be measured at any epoch."""
     model = pattern_model(settings)
     optimizer = torch.optim.Adam(model.parameters(), lr=settings["learning_rate"])
-    model.train()
     for _ in range(settings["epochs"]):
+        model.train()  # a measure between two epochs leaves it in evaluation mode
         gradients = _loss_gradients(student, model, tokens)
         for name, parameter in model.named_parameters():
             parameter.grad = gradients[name]
@@ -202,15 +283,19 @@ def pattern_accuracy(model: LanguageModel, inputs: torch.Tensor, labels: torch.T
     return float((logits.argmax(dim=-1) == labels).float().mean())
 
 
-def pattern_measure(student, recipe: Recipe, seed: int) -> Measure:
+def pattern_measure(student, recipe: Recipe, seed: int, stop: Stop | None = None) -> Measure:
     run = training_run(data, recipe.settings, seed, GRADER_SEEDS["pattern"])
     settings, tokens, inputs = run.args
-    epochs = list(pattern_training(student, settings, tokens))  # every epoch's parameters are the grader's
-    model, initial = epochs[-1], pattern_model(settings)
+    stop = stop or Stop.of(settings)
+    for epoch, model in enumerate(pattern_training(student, settings, tokens), start=1):  # the grader's parameters
+        accuracy = pattern_accuracy(model, inputs, run.labels) if stop.checked(epoch) else None
+        if stop.stops(epoch, accuracy):
+            break
+    initial = pattern_model(settings)
     reset = copy.deepcopy(model)
     reset.load_state_dict(with_reset_recurrence(model.state_dict(), initial.state_dict()))
     trained, before = pattern_accuracy(model, inputs, run.labels), pattern_accuracy(initial, inputs, run.labels)
-    return Measure(trained, None, before, pattern_accuracy(reset, inputs, run.labels))
+    return Measure(trained, None, before, pattern_accuracy(reset, inputs, run.labels), epoch)
 
 
 # -- the verdict -----------------------------------------------------------------------------------------
@@ -264,6 +349,8 @@ def _record(recipe: Recipe, found: list[Measure]) -> None:
         seed_accuracies=[round(value, 4) for value in learned],
         before_training=[None if m.before is None else round(m.before, 4) for m in found],
         recurrent_reset=[None if m.reset is None else round(m.reset, 4) for m in found],
+        seed_epochs=[m.epochs for m in found],
+        epochs=recipe.settings["epochs"],
     )
 
 

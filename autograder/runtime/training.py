@@ -9,7 +9,7 @@ set_forget_bias (forget_gate.py holds TODO 6's answer and stays here).
 """
 
 import statistics
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from types import ModuleType
 from typing import Any, NamedTuple
@@ -48,6 +48,16 @@ def fit_classifier(
 ) -> nn.Module:
     """The student's SequenceClassifier (last-state pooling) trained by the recipe on the labelled rows;
     `after_epoch` sees the model after each epoch."""
+    model = None
+    for model in classifier_epochs(resolve, recipe, tokens, lengths, labels):
+        after_epoch(model)
+    return model
+
+
+def classifier_epochs(
+    resolve: Any, recipe: dict[str, Any], tokens: torch.Tensor, lengths: torch.Tensor | None, labels: torch.Tensor
+) -> Iterator[nn.Module]:
+    """The recipe's epochs, one at a time: yields the model after each (a training can stop at any of them)."""
     torch.manual_seed(recipe["seed"])
     kind = resolve("classifier.SequenceClassifier")
     model = kind(vocab=10, embed=recipe["embed"], hidden=recipe["hidden"], cell=recipe["cell"], pooling="last")
@@ -55,8 +65,8 @@ def fit_classifier(
     optimizer = torch.optim.Adam(model.parameters(), lr=recipe["learning_rate"])
     order = torch.Generator().manual_seed(recipe["seed"])
     size = recipe["batch_size"]
-    model.train()
     for _ in range(recipe["epochs"]):
+        model.train()
         permutation = torch.randperm(len(tokens), generator=order)
         for start in range(0, len(tokens), size):
             rows = permutation[start : start + size]
@@ -65,8 +75,7 @@ def fit_classifier(
             F.cross_entropy(logits, labels[rows]).backward()
             nn.utils.clip_grad_norm_(model.parameters(), 1.0)
             optimizer.step()
-        after_epoch(model)
-    return model
+        yield model
 
 
 def trained_classifier(
@@ -87,6 +96,41 @@ def trained_classifier(
 
 def _parameters(model: nn.Module) -> dict[str, torch.Tensor]:
     return {name: tensor.detach().clone() for name, tensor in model.state_dict().items()}
+
+
+class _Training:
+    """One seed's training in progress in this process, resumed call after call exactly as if it never paused:
+    the global random state it leaves is kept and given back before it goes on (each call resets it)."""
+
+    def __init__(self, epochs: Iterator[nn.Module]) -> None:
+        self.epochs, self.rng, self.model = epochs, None, None
+
+    def advance(self, count: int) -> dict[str, torch.Tensor]:
+        if self.rng is not None:
+            torch.set_rng_state(self.rng)
+        for _ in range(count):
+            self.model = next(self.epochs, self.model)  # past the recipe's last epoch it stays as it is
+        self.rng = torch.get_rng_state()
+        return _parameters(self.model)
+
+
+_TRAININGS: list[_Training] = []  # the current item's trainings, one per seed (one item's at a time)
+
+
+def train_epochs(
+    resolve: Any,
+    epochs: int,
+    runs: list[tuple[dict[str, Any], torch.Tensor, torch.Tensor | None, torch.Tensor]] | None = None,
+    which: list[int] | None = None,
+) -> list[dict[str, torch.Tensor]]:
+    """Early stopping's training run: `runs` (recipe, tokens, lengths, labels per seed) start anew, forgetting
+    any earlier; the trainings `which` (all when None) go on `epochs` more epochs. Only their parameters go
+    back: the grader measures them on its own rows and asks again for those that must go on, so that one
+    call serves every seed of an item at each epoch the recipe allows checking."""
+    if runs is not None:
+        _TRAININGS[:] = [_Training(classifier_epochs(resolve, *run)) for run in runs]
+    chosen = range(len(_TRAININGS)) if which is None else which
+    return [_TRAININGS[index].advance(epochs) for index in chosen]
 
 
 def predict_classifier(
@@ -235,6 +279,7 @@ def _likely_cause(settings: dict[str, Any], reached: float) -> str:
 TARGETS = {
     "harness.train_classifier": train_classifier,
     "harness.trained_classifier": trained_classifier,
+    "harness.train_epochs": train_epochs,
     "harness.predict_classifier": predict_classifier,
     "harness.train_pattern_model": train_pattern_model,
     "harness.train_steps": train_steps,
