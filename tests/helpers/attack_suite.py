@@ -213,8 +213,6 @@ ATTACKS = [
     Attack("fork_bomb", "processes", ("exercises/baseline.py",), {"bag_of_counts": ZERO, "lstm_step": FULL}),
     Attack("background_process", "processes", ("exercises/padding.py",), {"gather_final": ZERO, "masked_mean": FULL}),
     Attack("fake_results_json", "processes", ("exercises/initialisation.py",), {"set_forget_bias": ZERO}),
-    # right answers, and a process that forks twice, leaves its session and ignores every signal it can
-    Attack("orphan_ignores_signals", "processes", ("exercises/recurrence.py",), {"rnn_forward": FULL}),
     # the disk: every place the worker may write is bounded, its call fails, the next gets a fresh worker
     Attack(
         "disk_filler",
@@ -281,6 +279,9 @@ ATTACKS = [
     Attack("prlimit_others", "reach", ("exercises/padding.py",), {"gather_final": FULL, "masked_mean": FULL}),
     Attack("starve_supervisor", "reach", ("exercises/recurrence.py",), {"lstm_step": FULL}),
     Attack("reschedule_others", "reach", ("exercises/initialisation.py",), {"set_forget_bias": FULL}),
+    # right answers, and a process that forks twice, leaves its session and ignores every signal it can (here: the
+    # processes group's fork bomb would leave it no process to start)
+    Attack("orphan_ignores_signals", "reach", ("exercises/baseline.py",), {"bag_of_counts": FULL}),
     # threshold items whose accuracy does not come from what was learned: a rule, an evaluation-mode switch,
     # a replaced training routine (the other items of those functions are graded too, as they honestly come)
     Attack(

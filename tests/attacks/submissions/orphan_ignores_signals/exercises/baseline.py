@@ -1,4 +1,4 @@
-# Attack "orphan_ignores_signals" (tests/attacks): rnn_forward answers right, and leaves behind a process that
+# Attack "orphan_ignores_signals" (tests/attacks): bag_of_counts answers right, and leaves behind a process that
 # forked twice, left its session and ignores every signal it can, to outlive the grading.
 # Appended to the base module: these definitions replace its own of the same names.
 import subprocess
@@ -29,10 +29,10 @@ while time.monotonic() < deadline:  # bounded on its own: the test looks for it 
     time.sleep(0.5)
 """
 
-_honest_rnn_forward = rnn_forward  # noqa: F821 (the base module's, above this text)
+_honest_bag_of_counts = bag_of_counts  # noqa: F821 (the base module's, above this text)
 
 
-def rnn_forward(*args, **kwargs):
+def bag_of_counts(*args, **kwargs):
     """The reference's answer, and a process left behind to outlive the grading."""
     subprocess.run(
         [sys.executable, "-c", LOST, "@@TOKEN@@"],
@@ -41,4 +41,4 @@ def rnn_forward(*args, **kwargs):
         stderr=subprocess.DEVNULL,
         check=False,
     )
-    return _honest_rnn_forward(*args, **kwargs)
+    return _honest_bag_of_counts(*args, **kwargs)
