@@ -202,9 +202,10 @@ def create(hierarchy: Hierarchy, processes: int, memory_bytes: int) -> Group:
 
 
 def delegate(parent: Path, top: Path | None = None, controllers: tuple[str, ...] = CONTROLLERS) -> None:
-    """v2: give `controllers` to `parent`'s children: first, where `parent` has them not, in each cgroup from `top`
-    (the mount) down to it that does not give them yet, then in `parent`, its own processes moved into LEAF first if need be (the rule
-    of no internal processes: a non-root cgroup with processes of its own may not give controllers to children)."""
+    """v2: give `controllers` to `parent`'s children. Where `parent` has them not, first each cgroup from `top`
+    (the mount) down to it that does not give them yet gives them; then `parent` does, its own processes moved
+    into LEAF first if need be (no internal processes: a non-root cgroup with processes of its own may not give
+    controllers to its children)."""
     for ancestor in [] if has_controllers(parent, controllers) else above(parent, top):
         if not gives(ancestor, controllers):
             try:
