@@ -5,14 +5,16 @@ import secrets
 import signal
 import subprocess
 import sys
+import tempfile
 import time
+from pathlib import Path
 
 import pytest
 from attack_suite import processes_with
 from support import ROOT
 
 from autograder.sandbox import leftovers, record, uid
-from autograder.sandbox.leftovers import ADOPTED, UID, Leftovers, Trace
+from autograder.sandbox.leftovers import ADOPTED, CGROUP, UID, Leftovers, Trace
 
 # a process the supervisor lost: double-forked, in a session of its own, every catchable signal ignored,
 # under the worker's seccomp filter (or its uid); the middle process ends, so the grader adopts the last one
@@ -106,4 +108,41 @@ def test_a_killed_process_is_signalled_by_sigkill_whatever_it_ignores():
     os.kill(pid, signal.SIGTERM)  # ignored: it lives on
     assert processes_with(mark) == [pid]
     leftovers.clear(Trace(filtered=True))
+    assert processes_with(mark) == []
+
+
+LEAVE = (
+    "import os, signal, sys, time\n"
+    "def leave(mark):\n"
+    "    if os.fork() == 0:\n"
+    "        os.setsid()\n"
+    "        if os.fork() == 0:\n"
+    "            for number in signal.valid_signals() - {signal.SIGKILL, signal.SIGSTOP}:\n"
+    "                try: signal.signal(number, signal.SIG_IGN)\n"
+    "                except (OSError, ValueError): pass\n"
+    "            os.execv(sys.executable, [sys.executable, '-c', 'import time; time.sleep(60)', mark])\n"
+    "        os._exit(0)\n"
+    "    os.wait()\n"
+    "    return 1\n"
+)
+
+
+def test_a_worker_that_left_a_process_is_looked_after_by_every_mark_its_layers_give():
+    from autograder.sandbox import Worker, probe
+    from autograder.student import Remote
+
+    mark = f"left-{secrets.token_hex(6)}"
+    plan = probe.found()[0]
+    with tempfile.TemporaryDirectory(prefix="autograde-test-") as folder:  # under /tmp: a worker's uid reaches it
+        package = Path(folder) / "submission" / "exercises"
+        package.mkdir(parents=True)
+        (package / "__init__.py").write_text("")
+        (package / "leave.py").write_text(LEAVE)
+        with Worker(package.parent, Path(folder)) as worker:
+            assert Remote(worker).run("leave.leave", mark).value == 1
+            assert processes_with(mark) != []  # alive while the worker is
+        left = worker.isolation.left_behind
+    wanted = [name for name, on in ((CGROUP, plan.cgroup), (UID, plan.uid), (ADOPTED, plan.seccomp)) if on]
+    assert left is not None and list(left.checked) == wanted, left
+    assert left.proven_none, left  # the supervisor ended it first: the grader found nothing of it
     assert processes_with(mark) == []
