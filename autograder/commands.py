@@ -202,14 +202,16 @@ def grade_all_command(
         print("\ninterrupted: finished gradings are kept; run the same command again to go on", file=sys.stderr)
         return 130
     failed = print_outcomes(outcomes)
+    status = EXIT_OK
     try:
         write_gradebook(out, selected)
         write_report(out, out, selected, None, required=False)
     except OSError as error:  # a full disk: every student's results.json is written (or removed) already
-        return fail(f"could not write the gradebook or the report: {type(error).__name__}: {escaped(str(error))}")
-    if failed:
-        return fail(f"{failed} student(s) not graded because of a grader error: grade them again", EXIT_NOT_GRADED)
-    return EXIT_OK
+        why = f"{type(error).__name__}: {escaped(str(error))}"
+        status = fail(f"could not write the gradebook or the report ({why}): `autograde gradebook` writes them later")
+    if failed:  # said even where the gradebook could not be written: who has no grade is on the terminal
+        fail(f"{failed} student(s) not graded because of a grader error: grade them again")
+    return status if status != EXIT_OK else EXIT_NOT_GRADED if failed else EXIT_OK
 
 
 def print_outcomes(outcomes: list) -> int:

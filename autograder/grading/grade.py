@@ -195,7 +195,7 @@ def grade(submission: Path | Submission, rubric: Rubric, require_isolation: bool
                 outcomes = run_suites(student, rubric)
             if worker.refused:  # a restarted worker lost a layer: nothing it answered counts
                 raise IsolationRequired(worker.refused)
-            isolation = worker.isolation
+        isolation = worker.isolation  # once closed: what the grader found of its processes after it
     items = [_item_result(item, outcomes.get(item.name), rubric.credit) for item in rubric.items]
     environment = {**run_environment(isolation, require_isolation), "torch_version": version("torch")}
     environment["fingerprint"] = fingerprint(rubric.text).as_dict()  # what made this grade: grade-all's key too

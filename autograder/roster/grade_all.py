@@ -134,6 +134,17 @@ def _ended(status: int | None) -> str:
     return f"the grading process ended with status {status}"
 
 
+def full_disk(out: Path) -> str:
+    """Why a grading may have ended without a word where its own log could not be written: a full disk."""
+    try:
+        free = os.statvfs(out)
+    except OSError:
+        return ""
+    if free.f_bavail and free.f_favail:
+        return ""
+    return f" (the disk of {escaped(str(out))} is full: No space left on device)"
+
+
 def grader_fault(out: Path, status: int | None) -> str:
     """Why the grading in `out` is not the student's doing; '' when its result stands as their grade.
 
@@ -141,7 +152,7 @@ def grader_fault(out: Path, status: int | None) -> str:
     crashed or was killed, a results.json that cannot be read, or an item failed by the grader (a grader
     error, a worker that did not warm up) does not."""
     if status not in (0, 2):
-        return _ended(status)
+        return _ended(status) + full_disk(out)
     try:
         document = json.loads((out / "results.json").read_text(encoding="utf-8"))
         return gradebook.grader_fault(list(document["tests"]))

@@ -45,6 +45,7 @@ class Hierarchy:
 
     version: int  # 1 or 2
     parents: dict[str, Path]  # v1: controller -> the grader's folder in its hierarchy; v2: {V2: the folder}
+    top: Path | None = None  # v2: the hierarchy's mount, whose cgroups above the grader's may need the controllers
 
     def describe(self) -> str:
         return f"cgroup v{self.version} {','.join(CONTROLLERS)}"
@@ -143,8 +144,8 @@ def find(proc: Path = Path("/proc/self/cgroup"), mountinfo: Path = Path("/proc/s
         folder = folder_of(member.get(V2, "/"), root, point) if kind == "cgroup2" and V2 in member else None
         if folder is not None and folder.name == LEAF:
             folder = folder.parent  # a grader moved there by an earlier one: the workers go beside it
-        if folder is not None and set(CONTROLLERS) <= set(read(folder / "cgroup.controllers").split()):
-            return Hierarchy(2, {V2: folder})
+        if folder is not None and (has_controllers(folder) or has_controllers(point)):
+            return Hierarchy(2, {V2: folder}, point)  # from the mount down, each gives them to the next
     parents = {}
     for controller in CONTROLLERS:
         for root, point, kind, options in mounted:
@@ -154,6 +155,11 @@ def find(proc: Path = Path("/proc/self/cgroup"), mountinfo: Path = Path("/proc/s
     if missing:
         return f"no cgroup hierarchy with the {', '.join(missing)} controller{'s' * (len(missing) > 1)} mounted"
     return Hierarchy(1, {controller: folder for controller, folder in parents.items() if folder is not None})
+
+
+def has_controllers(folder: Path, controllers: tuple[str, ...] = CONTROLLERS) -> bool:
+    """Whether `folder`'s cgroup may use `controllers` (its parent gives them: the mount's, its hierarchy's)."""
+    return set(controllers) <= set(read(folder / "cgroup.controllers").split())
 
 
 def read(path: Path) -> str:
@@ -178,7 +184,7 @@ def available(hierarchy: Hierarchy | str) -> Layer:
 def create(hierarchy: Hierarchy, processes: int, memory_bytes: int) -> Group:
     """A new group for one worker, with the same CPU weight as every other, `processes` tasks and `memory_bytes`."""
     if hierarchy.version == 2:
-        delegate(hierarchy.parents[V2])
+        delegate(hierarchy.parents[V2], hierarchy.top)
     name = PREFIX + secrets.token_hex(8)
     group = Group(hierarchy.version, {key: parent / name for key, parent in hierarchy.parents.items()})
     try:
@@ -195,21 +201,47 @@ def create(hierarchy: Hierarchy, processes: int, memory_bytes: int) -> Group:
     return group
 
 
-def delegate(parent: Path) -> None:
-    """v2: enable the controllers for `parent`'s children, its own processes first moved into LEAF if need be."""
-    enabled = set(read(parent / "cgroup.subtree_control").split())
-    if set(CONTROLLERS) <= enabled:
+def delegate(parent: Path, top: Path | None = None, controllers: tuple[str, ...] = CONTROLLERS) -> None:
+    """v2: give `controllers` to `parent`'s children. Where `parent` has them not, first each cgroup from `top`
+    (the mount) down to it that does not give them yet gives them; then `parent` does, its own processes moved
+    into LEAF first if need be (no internal processes: a non-root cgroup with processes of its own may not give
+    controllers to its children)."""
+    for ancestor in [] if has_controllers(parent, controllers) else above(parent, top):
+        if not gives(ancestor, controllers):
+            try:
+                enable(ancestor, controllers)
+            except OSError as error:  # processes of its own, not the grader's to move
+                raise OSError(
+                    error.errno,
+                    f"{ancestor} does not give {' '.join(controllers)} to its children: {error.strerror or error}",
+                ) from None
+    if gives(parent, controllers):
         return
-    wanted = " ".join(f"+{controller}" for controller in CONTROLLERS)
     try:
-        write(parent / "cgroup.subtree_control", wanted)
+        enable(parent, controllers)
     except OSError:  # EBUSY: the cgroup has processes of its own (the grader's, at least)
         leaf = parent / LEAF
         leaf.mkdir(exist_ok=True)
         for pid in read(parent / "cgroup.procs").split():
             with contextlib.suppress(OSError):  # one that ended meanwhile
                 write(leaf / "cgroup.procs", pid)
-        write(parent / "cgroup.subtree_control", wanted)
+        enable(parent, controllers)
+
+
+def above(folder: Path, top: Path | None) -> list[Path]:
+    """The cgroups from `top` down to `folder`'s parent (none without a `top`, or outside it)."""
+    if top is None or top not in folder.parents:
+        return []
+    parts = folder.relative_to(top).parts
+    return [top.joinpath(*parts[:depth]) for depth in range(len(parts))]
+
+
+def gives(folder: Path, controllers: tuple[str, ...]) -> bool:
+    return set(controllers) <= set(read(folder / "cgroup.subtree_control").split())
+
+
+def enable(folder: Path, controllers: tuple[str, ...]) -> None:
+    write(folder / "cgroup.subtree_control", " ".join(f"+{controller}" for controller in controllers))
 
 
 def joined(text: str, group: Group) -> bool:

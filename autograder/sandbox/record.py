@@ -6,10 +6,11 @@ it. results.json holds them as data (`as_dict`) beside a `summary` line for peop
 the data, never the text.
 """
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from autograder.sandbox import disk as disk_bound
+from autograder.sandbox import leftovers as left
 from autograder.sandbox.state import Layer, State
 
 LAYERS = ("namespaces", "uid", "landlock", "seccomp", "cgroup")
@@ -66,6 +67,8 @@ class Isolation:
     failures: list[Failure] = field(default_factory=list)  # layers this machine should allow that did not start
     exposed: list[Exposure] = field(default_factory=list)  # what the probe read of the instructor's files
     disk: disk_bound.Bound | None = None  # how what the worker writes is bounded (None: not recorded)
+    # what the grader found alive of its workers' processes once each had ended (None: not looked yet)
+    left_behind: left.Leftovers | None = None
 
     def as_dict(self) -> dict[str, object]:
         record: dict[str, Any] = {name: getattr(self, name) for name in self.__dataclass_fields__}
@@ -74,8 +77,15 @@ class Isolation:
         record["failures"] = [vars(failure) for failure in self.failures]
         record["exposed"] = [vars(exposure) for exposure in self.exposed]
         record["disk"] = self.disk.as_dict() if self.disk else None
+        record["left_behind"] = self.left_behind.as_dict() if self.left_behind else None
         record["summary"] = self.summary()  # for people
         return record
+
+    def looked_after(self, found: left.Leftovers) -> "Isolation":
+        """This record once the grader has looked for a worker's processes after it: no process outlives the
+        grading only where the layers say none can, and none was found (by at least one mark)."""
+        merged = self.left_behind.merged(found) if self.left_behind else found
+        return replace(self, left_behind=merged, no_process_outlives=self.no_process_outlives and found.proven_none)
 
     def layer(self, name: str) -> Layer:
         return self.layers.get(name, Layer.off("not tried"))
@@ -93,6 +103,7 @@ class Isolation:
         """One line for the terminal: the layers in force, then any that failed."""
         text = ", ".join(self.in_force()) or "interpreter-level only"
         text += f", {self.disk}" if self.disk else ""
+        text += f"; {self.left_behind}" if self.left_behind and str(self.left_behind) else ""
         if "cgroup" in self.layers and not self.fair_cpu:  # recorded, and not in force: say what bounds the worker
             text += f", per-uid limits (cgroup {self.layer('cgroup')})"
         return text + "".join(f"; {failure}" for failure in self.failures)
@@ -141,6 +152,7 @@ def from_dict(data: Any) -> Isolation:
         failures=[Failure(**failure) for failure in data.get("failures") or []],
         exposed=[Exposure(**exposure) for exposure in data.get("exposed") or []],
         disk=disk_bound.from_dict(data.get("disk")),
+        left_behind=left.from_dict(data.get("left_behind")),
     )
 
 

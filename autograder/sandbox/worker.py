@@ -27,7 +27,7 @@ from autograder.locations import RUNTIME
 from autograder.rubric import Limits
 from autograder.runtime.bounds import Bounds
 from autograder.runtime.frames import HEADER, write_frame
-from autograder.sandbox import cgroup, disk, layers, namespaces, paths, probe, uid
+from autograder.sandbox import cgroup, disk, layers, leftovers, namespaces, paths, probe, uid
 from autograder.sandbox.record import Failure
 from autograder.sandbox.state import Layer
 
@@ -132,6 +132,7 @@ class Worker:
         layers.prepare(self.plan, self.sandbox, self.uid)
         if self.plan.cgroup:
             self._group = probe.new_group(self.limits.max_processes, self.limits.memory_bytes)
+        leftovers.adopt()  # what a supervisor that died leaves comes back to this process, to be found
         config = {
             "submission": str(self.submission),
             "runtime": str(self.runtime),
@@ -173,6 +174,11 @@ class Worker:
         if self._group is not None:
             self._group.remove()
             self._group = None
+
+    def _trace(self) -> leftovers.Trace:
+        """What marks this worker's processes, to look for them once its supervisor has ended."""
+        own_uid = self._lease.uid if self._lease is not None else None
+        return leftovers.Trace(own_uid, self._group, self.plan.seccomp)
 
     def _procs(self) -> list[str]:
         return self._group.procs() if self._group is not None else []
@@ -218,6 +224,7 @@ class Worker:
             with contextlib.suppress(OSError):
                 os.close(fd)
         self.process = None
+        self.isolation = self.isolation.looked_after(leftovers.clear(self._trace()))
         self._remove_group()
         if self._lease is not None:
             if not self.plan.namespaces and not self.plan.landlock:  # it could write in /tmp: remove that first

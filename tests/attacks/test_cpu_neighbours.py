@@ -2,9 +2,11 @@
 
 A hosted runner's job runs in a single service cgroup, where the scheduler's autogroups do not
 apply: emulated here by a cgroup-v1 cpu group shared by the whole `grade-all --jobs 2` run. The
-roster is an attacker and the reference as another student, graded in the root tier as deployed.
-The neighbour must get what it gets alone (full marks on the graded items), the attacker what it
-earns, and no process nor cgroup of the run may be left. Never a time.
+roster is an attacker and the reference as another student, graded as deployed in the root tier (a cgroup per
+worker, the same CPU weight), Docker's defaults and the user namespace (no cgroup of its own: the per-uid limits,
+and a grading the machine starved is tried again alone, never a grade). The neighbour must get what it gets
+alone (full marks on the graded items), the attacker what it earns, and no process nor cgroup of the run may
+be left. Never a time.
 """
 
 import os
@@ -20,7 +22,8 @@ from support import SOLUTIONS, build_submission
 
 from autograder.sandbox import cgroup
 
-pytestmark = pytest.mark.deployed  # graded by the grader as deployed, in the root tier
+pytestmark = pytest.mark.deployed  # graded by the grader as deployed
+TIERS = ["root", "docker", "user namespace"]
 
 CPU = Path("/sys/fs/cgroup/cpu")  # this machine's v1 cpu hierarchy
 ATTACKERS = [attack for attack in suite.ATTACKS if attack.name in ("cpu_hog", "thread_bomb")]
@@ -43,22 +46,25 @@ def shared_cpu_group() -> Iterator[Path]:
         cgroup.Group(1, {"cpu": group}).remove()
 
 
+@pytest.mark.parametrize("name", TIERS)
 @pytest.mark.parametrize("attack", ATTACKERS, ids=[attack.name for attack in ATTACKERS])
-def test_a_neighbour_gets_what_it_gets_alone_beside_a_cpu_hog(attack, shared_cpu_group, tmp_path):
-    tier = tiers.TIERS["root"]
-    built = suite.build(suite.GROUPS[attack.group], tmp_path / "attacker")
+def test_a_neighbour_gets_what_it_gets_alone_beside_a_cpu_hog(attack, name, shared_cpu_group, tmp_path):
+    tier = tiers.TIERS[name]
+    built = suite.build(suite.GROUPS[attack.group], tiers.work_folder(tmp_path / "attacker", tier))
     built.server.close()
     only = [*attack.expected, "rnn_forward"]  # the neighbour's items: those the attack aims at, and another
     students = {"attacker": built.submission, "neighbour": build_submission(tmp_path / "reference", SOLUTIONS)}
     try:
         roster = run_roster(students, tier, tiers.work_folder(tmp_path / "work", tier), only)
+        assert roster.status == 0, roster.output  # every student graded: none left with a grader error
     finally:
         suite.kill_all(built.tokens)
     assert set(roster.results) == set(students), roster.output
     assert full_marks(roster.results["neighbour"]) == [], roster.output
     assert full_marks(roster.results["attacker"]) == [], "the attacker earns its right answers"
+    grouped = "cgroup" in tiers.expected(tier).layers  # a cgroup per worker where the tier gives one
     for student in roster.results.values():
-        assert student["extra_data"]["isolation"]["fair_cpu"], student["extra_data"]["isolation"]
+        assert student["extra_data"]["isolation"]["fair_cpu"] == grouped, student["extra_data"]["isolation"]
     assert roster.left == [], f"a process of the run outlived it: {roster.left}"
     assert groups_in(shared_cpu_group) == [], "a worker's cgroup outlived the run (each has its cpu folder there)"
 

@@ -1,8 +1,10 @@
 """A student who fills the disk costs only their own grading: the neighbour graded beside them keeps its grade.
 
 A roster of the disk_filler attack and the reference (another student) is graded with `grade-all --jobs 2`,
-as the roster job grades it, in the root tier (a tmpfs per worker) and an unprivileged one (Landlock: a
-watched scratch). The disk bound is the attack group's (64 MB, by a rubric file).
+as the roster job grades it, in every tier that grades: root and the user namespace (a tmpfs per worker), Docker's
+defaults and an unprivileged user without namespaces (Landlock: a watched scratch, RLIMIT_FSIZE). The disk bound is
+the attack group's (64 MB, by a rubric file). Gradescope's bundle, through its own scripts, is in
+tests/autograder/release/test_gradescope.py.
 """
 
 from pathlib import Path
@@ -24,7 +26,7 @@ def producible() -> None:
     tiers.require()
 
 
-@pytest.mark.parametrize("name", ["root", "landlock"])
+@pytest.mark.parametrize("name", ["root", "docker", "user namespace", "landlock"])
 def test_it_keeps_a_disk_filler_from_its_neighbour_and_from_the_host(name, tmp_path_factory):
     tier = tiers.TIERS[name]
     work = tiers.work_folder(tmp_path_factory.mktemp(f"neighbours-{name}"), tier)

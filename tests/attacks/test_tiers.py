@@ -31,12 +31,14 @@ pytestmark = pytest.mark.deployed  # each tier grades with the grader as deploye
 MEETS_THE_OS = ("imports", "values_and_cheats", "processes", "kills", "disk", "answers", "reach")
 # the threshold items are decided by the grader from parameters, whatever the worker's layers: shown in every tier
 THRESHOLDS = ("thresholds", "evaluation_switch")
+# a process's CPU: spinners forked up to the process ceiling, 64 threads; graded in every tier that grades
+CPU = ("spinners", "threads")
 TIER_GROUPS = {
     # a grader's machine, sudo: the deployed grader (test_attacks: editable)
-    "root": ("imports", "values_and_cheats", "disk", "answers", "reach", *THRESHOLDS),
-    "docker": (*MEETS_THE_OS, *THRESHOLDS),
-    "user namespace": (*MEETS_THE_OS, *THRESHOLDS),
-    "landlock": (*MEETS_THE_OS, "hangs", "exits", *THRESHOLDS),
+    "root": ("imports", "values_and_cheats", "processes", "disk", "answers", "reach", *CPU, *THRESHOLDS),
+    "docker": (*MEETS_THE_OS, *CPU, *THRESHOLDS),
+    "user namespace": (*MEETS_THE_OS, *CPU, *THRESHOLDS),
+    "landlock": (*MEETS_THE_OS, "hangs", "exits", *CPU, *THRESHOLDS),
     "fallback": ("imports",),  # refused: one grading shows it
 }
 
@@ -84,3 +86,8 @@ def test_it_records_the_layers_each_tier_gives_and_those_that_failed(name, gradi
         assert isolation.layer("namespaces").detail == expectation.namespaces, isolation
     assert [failure.layer for failure in isolation.failures] == list(expectation.failing), isolation
     assert all(failure.step for failure in isolation.failures), isolation  # each names the step that failed
+    if not expectation.refused:  # after each worker, the grader looked for its processes by every mark it has
+        marks = {"cgroup": "cgroup", "uid": "uid", "seccomp": "adopted"}
+        wanted = [mark for layer, mark in marks.items() if layer in expectation.layers]
+        assert isolation.left_behind is not None and sorted(isolation.left_behind.checked) == sorted(wanted), isolation
+        assert isolation.left_behind.proven_none and isolation.no_process_outlives, isolation

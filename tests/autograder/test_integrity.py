@@ -161,6 +161,7 @@ def test_the_honest_modules_are_all_there():
 # the attack submissions and what each is noted for, read as grading reads a submission
 NOTED_ATTACKS = {
     "background_process": {Kind.PROCESS},
+    "orphan_ignores_signals": {Kind.PROCESS},
     "fake_results_json": {Kind.FILES},
     "fork_bomb": {Kind.PROCESS},
     "global_torch_state": {Kind.PATCH},

@@ -53,7 +53,7 @@ from tiers import Expected, Tier, command, environment, here, python, work_folde
 from autograder import rubric, sandbox
 from autograder.grading import writers
 from autograder.grading.grade import PRELOAD, IsolationRequired, failed_grading, run_environment
-from autograder.sandbox import WorkerLimits
+from autograder.sandbox import WorkerLimits, record
 from solutions.initialisation import set_forget_bias as set_forget_bias_reference
 
 SUBMISSIONS = ROOT / "tests" / "attacks" / "submissions"
@@ -279,6 +279,9 @@ ATTACKS = [
     Attack("prlimit_others", "reach", ("exercises/padding.py",), {"gather_final": FULL, "masked_mean": FULL}),
     Attack("starve_supervisor", "reach", ("exercises/recurrence.py",), {"lstm_step": FULL}),
     Attack("reschedule_others", "reach", ("exercises/initialisation.py",), {"set_forget_bias": FULL}),
+    # right answers, and a process that forks twice, leaves its session and ignores every signal it can (here: the
+    # processes group's fork bomb would leave it no process to start)
+    Attack("orphan_ignores_signals", "reach", ("exercises/baseline.py",), {"bag_of_counts": FULL}),
     # threshold items whose accuracy does not come from what was learned: a rule, an evaluation-mode switch,
     # a replaced training routine (the other items of those functions are graded too, as they honestly come)
     Attack(
@@ -676,6 +679,17 @@ def unclean(text: str, where: str) -> list[str]:
     return problems
 
 
+def left_behind_problems(graded: Graded) -> list[str]:
+    """What the grader itself found of the worker's processes after it, as results.json records: looked for by
+    at least one mark, none found (the supervisor ended them all)."""
+    left = record.from_dict(graded.isolation).left_behind
+    if left is None or not left.checked:
+        return [f"results.json does not say what the grader found after the worker (isolation: {graded.isolation})"]
+    if not left.proven_none:
+        return [f"the grader found processes of the worker after it: {left.as_dict()}"]
+    return []
+
+
 def results_problems(graded: Graded) -> list[str]:
     """results.json: present, strict JSON, the Gradescope schema, small, every text clean and bounded."""
     if not graded.results:
@@ -755,6 +769,7 @@ def problems(attack: Attack, graded: Graded, expected: Expected) -> list[str]:
             if seconds > group.promised_seconds():
                 found.append(f"grading took {seconds:.1f} s, past the grader's cap of {group.promised_seconds():g} s")
     found += results_problems(graded)
+    found += left_behind_problems(graded) if not (expected.refused or graded.refused or graded.error) else []
     if group.cli:
         found += unclean(graded.stdout, "what `autograde grade` printed")
     traces = graded.traces.get(attack.name, []) + graded.traces.get("", [])

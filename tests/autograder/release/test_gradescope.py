@@ -122,6 +122,7 @@ def run_autograder(root: Path) -> tuple[subprocess.CompletedProcess, dict]:
     environment["AUTOGRADER_PYTHON"] = str(python)  # the image's venv: root/ holds only this submission
     command = tiers.command(DOCKER, [str(root / "run_autograder")], root.parent, start=root)
     done = subprocess.run(command, cwd=root, env=environment, capture_output=True, text=True, timeout=900)
+    assert (root / "results" / "results.json").exists(), f"no results.json: {done.stdout[-2000:]}{done.stderr[-2000:]}"
     document = json.loads((root / "results" / "results.json").read_text())
     jsonschema.validate(document, SCHEMA)
     return done, document
@@ -204,6 +205,30 @@ def test_its_own_scripts_give_the_file_reading_attacks_only_what_they_honestly_e
     honest = sum(item.points for item in RUBRIC.items if item.function not in zero)
     assert document["score"] == honest, document["output"][-2000:]
     assert gradings["traces"] == []
+
+
+@pytest.mark.deployed
+def test_its_own_scripts_survive_a_submission_that_fills_the_disk_and_write_what_it_earns(tmp_path):
+    tiers.require()
+    deployed.gradescope_image()
+    group = suite.GROUPS["disk"]  # disk_filler: masked_mean writes until its bound (the bundle's own, disk_mb)
+    built = suite.build(group, tiers.work_folder(tmp_path / "attack", DOCKER))
+    try:
+        done, document = grade_one(built.submission, tmp_path / "grading", "repository")
+        traces = attack_traces(built)
+    finally:
+        built.server.close()
+        suite.kill_all(built.tokens)
+    assert done.returncode == 0, done.stderr[-3000:]
+    bound = f"more than {RUBRIC.limits.disk_bytes >> 20} MB"
+    for test in document["tests"]:
+        if test["name"].startswith("masked_mean"):
+            assert test["score"] == 0 and bound in test["output"], test
+        elif test["name"].startswith("gather_final"):
+            assert test["score"] == test["max_score"], test  # the next call: a fresh worker and an empty scratch
+    isolation = record.from_dict(document["extra_data"]["isolation"])
+    assert isolation.missing() == [] and isolation.disk is not None, isolation
+    assert traces == [], traces
 
 
 @pytest.mark.deployed

@@ -4,11 +4,13 @@ student's is tried again alone once and never stands as a grade.
 The gradings here are scripted (no worker): each writes the results.json its submission's `script` file asks
 for, so that a grader error, a crash or a full disk can be made to happen to one student among others."""
 
+import contextlib
 import csv
 import errno
 import json
 import os
 import signal
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -45,6 +47,10 @@ def act(action: str, out: Path, selected: rubric.Rubric) -> int:
     """Do what a grading would: die, refuse as the grader does (exit 2), or write its items."""
     if action == "crash":
         os.kill(os.getpid(), signal.SIGKILL)
+    if action == "fill":  # full marks, then the disk its results are on filled by a file it leaves behind
+        status = act("full", out, selected)
+        fill(out / "ballast")
+        return status
     if action == "grader-error":  # the hidden suites did not run: grade_by's GradingError
         writers.write_all(failed_grading(selected, "the suites did not run", 0.1, failure=Failure.GRADER_ERROR), out)
         return commands.EXIT_ERROR
@@ -56,6 +62,15 @@ def act(action: str, out: Path, selected: rubric.Rubric) -> int:
             item.feedback = f"{item.function} did not finish ({failure})"
     writers.write_all(GradingResult(items, 0.1), out)
     return commands.EXIT_OK
+
+
+def fill(path: Path) -> None:
+    """Write `path` until its file system is full (large blocks, then small ones: not a byte left)."""
+    with path.open("wb", buffering=0) as ballast:
+        for block in (1 << 16, 1 << 10, 1):
+            with contextlib.suppress(OSError):
+                while True:
+                    ballast.write(b"x" * block)
 
 
 def roster(folder: Path, scripts: dict[str, str]) -> Path:
@@ -169,3 +184,40 @@ def test_its_command_names_the_students_without_a_grade_and_exits_3(tmp_path, mo
         "grader error"
         in json.loads((tmp_path / "out" / "bob" / "results.json").read_text())["tests"][0]["extra_data"]["failure"]
     )
+
+
+@pytest.fixture
+def small_disk(tmp_path: Path):
+    """A 2 MB tmpfs of its own (root), where grade-all keeps its results: full for real, not by an injected error."""
+    if os.geteuid() != 0:
+        pytest.skip("mounting a tmpfs needs root")
+    disk = tmp_path / "disk"
+    disk.mkdir()
+    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=2m", "tmpfs", str(disk)], check=True)
+    yield disk
+    subprocess.run(["umount", "--lazy", str(disk)], check=True)
+
+
+def test_a_real_full_disk_costs_grades_but_every_student_gets_an_outcome_and_is_named(
+    tmp_path, small_disk, monkeypatch, capsys
+):
+    folder = roster(tmp_path / "submissions", {"ada": "full", "bob": "fill", "cy": "full", "dee": "full"})
+    real = grade_all.grade_all
+    monkeypatch.setattr(grade_all, "grade_all", lambda *args, **kwargs: real(*args[:3], scripted, *args[4:], **kwargs))
+    monkeypatch.setattr(commands.sandbox, "available", lambda: commands.sandbox.Isolation())
+    out = small_disk / "out"
+    status = commands.grade_all_command(folder, out, 1, False, ONLY, require_isolation=False)
+    err = capsys.readouterr().err
+    assert status != commands.EXIT_OK
+    assert "No space left on device" in err
+    assert (out / "ada" / grade_all.KEY_FILE).exists(), "graded before the disk filled: kept"
+    (out / "bob" / "ballast").unlink()  # the instructor makes room, then writes the gradebook
+    book = rows(out)
+    assert set(book) == {"ada", "bob", "cy", "dee"}
+    assert book["ada"]["total"] != "" and book["ada"]["error"] == ""
+    lines = {line.split(":")[0]: line for line in err.splitlines() if line.startswith("grader error for ")}
+    for name in ("bob", "cy", "dee"):  # after the fill: no grade, each named on the terminal with why
+        assert "No space left on device" in lines[f"grader error for {name}"], err
+        assert book[name]["total"] == "" and book[name]["error"].startswith(("not graded", "no results")), book[name]
+        assert not (out / name / grade_all.KEY_FILE).exists()
+    assert "3 student(s) not graded because of a grader error" in err

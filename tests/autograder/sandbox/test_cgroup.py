@@ -6,6 +6,7 @@ processes of its own may not hand controllers to its children; a process is in o
 """
 
 import errno
+import json
 import os
 import signal
 import subprocess
@@ -14,6 +15,7 @@ import tempfile
 from pathlib import Path
 
 import pytest
+from support import ROOT
 
 from autograder.sandbox import cgroup, probe
 from autograder.sandbox.layers import SUPERVISOR
@@ -183,7 +185,7 @@ def fake_v2(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Path, Path
 
 def test_it_finds_a_v2_hierarchy_with_every_controller(fake_v2):
     service, proc, mountinfo = fake_v2
-    assert cgroup.find(proc, mountinfo) == cgroup.Hierarchy(2, {cgroup.V2: service})
+    assert cgroup.find(proc, mountinfo) == cgroup.Hierarchy(2, {cgroup.V2: service}, service.parent)
 
 
 def test_it_moves_the_graders_processes_into_a_leaf_before_giving_v2_controllers_to_the_workers(fake_v2):
@@ -205,7 +207,7 @@ def test_a_grader_in_the_leaf_gives_its_workers_groups_beside_it(fake_v2):
     service, proc, mountinfo = fake_v2
     (service / cgroup.LEAF).mkdir()
     proc.write_text(f"0::/runner.service/{cgroup.LEAF}\n")
-    assert cgroup.find(proc, mountinfo) == cgroup.Hierarchy(2, {cgroup.V2: service})
+    assert cgroup.find(proc, mountinfo) == cgroup.Hierarchy(2, {cgroup.V2: service}, service.parent)
 
 
 def test_it_says_why_there_is_no_layer_where_the_controllers_are_missing(fake_v2):
@@ -215,3 +217,118 @@ def test_it_says_why_there_is_no_layer_where_the_controllers_are_missing(fake_v2
     assert found == "no cgroup hierarchy with the cpu, pids, memory controllers mounted"
     if os.geteuid() == 0:
         assert cgroup.available(found) == Layer.off(f"{found}: the per-uid limits stand")
+
+
+@pytest.fixture
+def fake_nested_v2(fake_v2: tuple[Path, Path, Path]) -> tuple[Path, Path, Path]:
+    """As a hosted runner has it: the grader's cgroup /system.slice/runner.service, whose parent gives it no
+    controllers yet (its cgroup.controllers is empty); the hierarchy's root has them all."""
+    service, _, mountinfo = fake_v2
+    top = service.parent
+    nested = top / "system.slice" / "runner.service"
+    nested.parent.mkdir()
+    service.rename(nested)
+    (nested / "cgroup.controllers").write_text("")
+    (top / "cgroup.controllers").write_text("cpuset cpu io memory pids\n")
+    for folder in (top, nested.parent):
+        (folder / "cgroup.procs").write_text("")
+        (folder / "cgroup.subtree_control").write_text("")
+    proc = top.parent / "cgroup"
+    proc.write_text("0::/system.slice/runner.service\n")
+    return nested, proc, mountinfo
+
+
+def test_it_gives_the_controllers_down_from_the_hierarchys_root_to_the_graders_cgroup(fake_nested_v2):
+    service, proc, mountinfo = fake_nested_v2
+    top = service.parent.parent
+    found = cgroup.find(proc, mountinfo)
+    assert found == cgroup.Hierarchy(2, {cgroup.V2: service}, top)
+    cgroup.create(found, 256, 4 << 30)
+    for folder in (top, service.parent, service):
+        assert (folder / "cgroup.subtree_control").read_text() == "+cpu +pids +memory", folder
+    assert (service / cgroup.LEAF / "cgroup.procs").read_text().split() == ["101", "102"]
+
+
+def test_it_says_which_cgroup_above_its_own_keeps_the_controllers_and_makes_no_group(fake_nested_v2):
+    service, proc, mountinfo = fake_nested_v2
+    (service.parent / "cgroup.procs").write_text("55\n")  # processes of its own: not the grader's to move
+    found = cgroup.find(proc, mountinfo)
+    assert isinstance(found, cgroup.Hierarchy)
+    with pytest.raises(OSError, match=r"system\.slice does not give cpu pids memory to its children"):
+        cgroup.create(found, 256, 4 << 30)
+    assert cgroup.leftovers(found) == []
+
+
+# -- cgroup v2 for real: a cgroup2 mount of this kernel's own, in a private mount namespace -------
+
+REAL_V2 = """
+import contextlib, json, os, secrets, subprocess, sys
+from pathlib import Path
+sys.path.insert(0, sys.argv[2])
+from autograder.sandbox import cgroup
+mount = Path(sys.argv[1])
+subprocess.run(["mount", "-t", "cgroup2", "none", str(mount)], check=True)
+available = cgroup.read(mount / "cgroup.controllers").split()
+wanted = cgroup.CONTROLLERS if cgroup.has_controllers(mount) else tuple(available[:1])
+if not wanted:
+    sys.exit(77)  # every controller bound to v1: nothing to give
+base = mount / f"autograde-test-{secrets.token_hex(6)}"
+job = base / "runner.service"  # a hosted runner's job: a leaf cgroup holding the runner's processes
+seen, runner, worker = {"wanted": list(wanted)}, subprocess.Popen(["sleep", "60"]), None
+root_gave = cgroup.gives(mount, wanted)  # the machine's own: given back as it was
+try:
+    job.mkdir(parents=True)
+    for pid in (runner.pid, os.getpid()):
+        cgroup.write(job / "cgroup.procs", pid)
+    try:
+        cgroup.enable(job, wanted)
+    except OSError as error:
+        seen["refused_before"] = error.errno
+    cgroup.delegate(job, mount, wanted)
+    seen["gives"] = [cgroup.gives(folder, wanted) for folder in (base, job)]
+    seen["job_procs"] = cgroup.read(job / "cgroup.procs").split()
+    seen["leaf_procs"] = sorted(cgroup.read(job / cgroup.LEAF / "cgroup.procs").split())
+    seen["expected_leaf"] = sorted([str(runner.pid), str(os.getpid())])
+    seen["own"] = cgroup.read(Path("/proc/self/cgroup"))
+    group = cgroup.Group(2, {cgroup.V2: job / (cgroup.PREFIX + "test")})
+    group.folders[cgroup.V2].mkdir()
+    worker = subprocess.Popen(["sleep", "60"])
+    cgroup.write(group.folders[cgroup.V2] / "cgroup.procs", worker.pid)
+    seen["group_pids"] = sorted(group.pids()) == [worker.pid]
+    group.remove()
+    seen["worker_killed"] = worker.wait(timeout=30) < 0
+    seen["group_removed"] = not group.folders[cgroup.V2].exists()
+finally:
+    for process in (runner, worker):
+        if process is not None:
+            process.kill()
+            process.wait()
+    with contextlib.suppress(OSError):
+        cgroup.write(mount / "cgroup.procs", os.getpid())
+    for folder in (job / cgroup.LEAF, job, base):
+        with contextlib.suppress(OSError):
+            folder.rmdir()
+    seen["cleaned"] = not base.exists()
+    if not root_gave:
+        with contextlib.suppress(OSError):
+            cgroup.write(mount / "cgroup.subtree_control", " ".join(f"-{name}" for name in wanted))
+print(json.dumps(seen))
+"""
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="mounting cgroup2 needs root")
+def test_on_a_real_cgroup2_mount_it_gives_controllers_down_to_a_leaf_with_processes_by_moving_them_first(tmp_path):
+    mount = tmp_path / "cgroup2"
+    mount.mkdir()
+    command = ["unshare", "--mount", "--propagation", "private", sys.executable, "-c", REAL_V2, str(mount), str(ROOT)]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=120)
+    if done.returncode == 77:
+        pytest.skip("every cgroup controller of this kernel is bound to v1")
+    assert done.returncode == 0, done.stderr
+    seen = json.loads(done.stdout)
+    assert seen["refused_before"] in (errno.ENOENT, errno.EBUSY), seen  # not given by its parent, or busy
+    assert seen["gives"] == [True, True], seen  # the cgroup above the job's, and the job's own
+    assert seen["job_procs"] == [] and seen["leaf_procs"] == seen["expected_leaf"], seen
+    assert seen["own"].strip().endswith(f"/runner.service/{cgroup.LEAF}"), seen
+    assert seen["group_pids"] and seen["worker_killed"] and seen["group_removed"], seen
+    assert seen["cleaned"], seen

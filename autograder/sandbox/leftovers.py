@@ -1,0 +1,158 @@
+"""After a worker has ended: the processes of its grading still alive, found by what marks them, killed, said.
+
+The supervisor kills everything the worker started; this is the grader's own check that it did, by the
+processes' existence (never by a signal the worker could have refused, nor by the worker's word):
+
+    cgroup   the pids in the worker's cgroup (where it had one)
+    uid      every process of the worker's uid (where it had one of its own: a lease, no other process has it)
+    adopted  the grader is a child subreaper while it has workers, so a process its supervisor lost (the
+             supervisor killed before it could end them) comes back to the grader, not to init; those that
+             carry a seccomp filter more than the grader's own are the worker's (no process can drop a filter)
+
+Whatever is found is killed, round after round until none is left, and counted by the mark that found it:
+the isolation record (`record.Isolation.left_behind`) says what was checked and what was found.
+"""
+
+import contextlib
+import ctypes
+import os
+import signal
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from autograder.sandbox import cgroup
+
+CGROUP, UID, ADOPTED = "cgroup", "uid", "adopted"
+PR_SET_CHILD_SUBREAPER = 36
+KILL_ROUNDS_SECONDS = 10.0  # a fork bomb racing the kills is ended long before this; then the count says so
+
+
+@dataclass(frozen=True)
+class Trace:
+    """What marks one worker's processes: its uid of its own, its cgroup, and whether it has a seccomp filter."""
+
+    uid: int | None = None
+    group: cgroup.Group | None = None
+    filtered: bool = False  # the worker installs a seccomp filter: adopted processes are found by it
+
+    def checks(self) -> tuple[str, ...]:
+        marks = ((CGROUP, self.group is not None), (UID, self.uid is not None), (ADOPTED, self.filtered))
+        return tuple(name for name, marked in marks if marked)
+
+
+@dataclass(frozen=True)
+class Leftovers:
+    """What the grader looked for after its workers (`checked`: the marks) and how many it found by each."""
+
+    checked: tuple[str, ...] = ()
+    found: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def proven_none(self) -> bool:
+        """Looked for by at least one mark, and none found."""
+        return bool(self.checked) and not any(self.found.values())
+
+    def merged(self, other: "Leftovers") -> "Leftovers":
+        """Both looks together (a grading has a worker per start: each is looked after when it ends)."""
+        checked = tuple(dict.fromkeys((*self.checked, *other.checked)))
+        found = {mark: self.found.get(mark, 0) + other.found.get(mark, 0) for mark in checked}
+        return Leftovers(checked, found)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"checked": list(self.checked), "found": dict(self.found)}
+
+    def __str__(self) -> str:
+        count = sum(self.found.values())
+        return f"{count} process(es) outlived the worker, killed by the grader" if count else ""
+
+
+def from_dict(data: Any) -> Leftovers | None:
+    """A record read back from results.json (None: not recorded, or malformed)."""
+    try:
+        checked = tuple(str(mark) for mark in data["checked"])
+        return Leftovers(checked, {str(mark): int(count) for mark, count in dict(data["found"]).items()})
+    except (TypeError, KeyError, ValueError):
+        return None
+
+
+def adopt() -> None:
+    """Make this process (the grader) a child subreaper: what a dead supervisor leaves comes back here."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+
+
+def clear(trace: Trace) -> Leftovers:
+    """Find the processes `trace` marks (once the worker's supervisor has ended), kill them until none is left,
+    and say how many each mark found first."""
+    first = found(trace)
+    left, adopted, deadline = first, set(), time.monotonic() + KILL_ROUNDS_SECONDS
+    while any(left.values()) and time.monotonic() < deadline:
+        adopted |= set(left.get(ADOPTED, []))
+        for pid in {pid for pids in left.values() for pid in pids}:
+            with contextlib.suppress(OSError):
+                os.kill(pid, signal.SIGKILL)
+        reap(adopted)
+        time.sleep(0.005)
+        left = found(trace)
+    reap(adopted)
+    return Leftovers(trace.checks(), {mark: len(first.get(mark, [])) for mark in trace.checks()})
+
+
+def found(trace: Trace) -> dict[str, list[int]]:
+    """The living processes (zombies aside) each mark of `trace` finds now."""
+    marks: dict[str, list[int]] = {mark: [] for mark in trace.checks()}
+    if trace.group is not None:
+        marks[CGROUP] = [pid for pid in sorted(trace.group.pids()) if alive(status(pid))]
+    own_filters = filters(status(os.getpid()))
+    for pid in processes():
+        fields = status(pid)
+        if not alive(fields):
+            continue
+        if trace.uid is not None and trace.uid in uids(fields):
+            marks[UID].append(pid)
+        if trace.filtered and fields.get("PPid") == str(os.getpid()) and filters(fields) > own_filters:
+            marks[ADOPTED].append(pid)
+    return marks
+
+
+def processes() -> list[int]:
+    return [int(name) for name in os.listdir("/proc") if name.isdigit()]
+
+
+def status(pid: int) -> dict[str, str]:
+    """/proc/<pid>/status as {field: value} (empty: the process is gone)."""
+    try:
+        with open(f"/proc/{pid}/status", "rb") as handle:
+            text = handle.read().decode("utf-8", "replace")
+    except OSError:
+        return {}
+    return {name: value.strip() for name, _, value in (line.partition(":") for line in text.splitlines())}
+
+
+def alive(fields: dict[str, str]) -> bool:
+    return bool(fields) and not fields.get("State", "").startswith(("Z", "X"))
+
+
+def uids(fields: dict[str, str]) -> set[int]:
+    """Its real, effective, saved and file-system uids."""
+    with contextlib.suppress(ValueError):
+        return {int(number) for number in fields.get("Uid", "").split()}
+    return set()
+
+
+def filters(fields: dict[str, str]) -> int:
+    """How many seccomp filters it carries (Linux 5.9+; before: 1 for any filter at all)."""
+    if "Seccomp_filters" in fields:
+        with contextlib.suppress(ValueError):
+            return int(fields["Seccomp_filters"])
+    return 1 if fields.get("Seccomp") == "2" else 0
+
+
+def reap(adopted: set[int]) -> None:
+    """Collect the adopted processes that have ended: only those, never a child another part of the grader
+    waits for (a worker's supervisor is its Popen's to collect)."""
+    for pid in list(adopted):
+        with contextlib.suppress(ChildProcessError, OSError):
+            if os.waitpid(pid, os.WNOHANG)[0]:
+                adopted.discard(pid)

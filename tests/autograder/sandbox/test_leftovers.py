@@ -1,0 +1,148 @@
+"""After a worker: the grader finds what is left of its processes by their existence, kills it, and says so."""
+
+import os
+import secrets
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import pytest
+from attack_suite import processes_with
+from support import ROOT
+
+from autograder.sandbox import leftovers, record, uid
+from autograder.sandbox.leftovers import ADOPTED, CGROUP, UID, Leftovers, Trace
+
+# a process the supervisor lost: double-forked, in a session of its own, every catchable signal ignored,
+# under the worker's seccomp filter (or its uid); the middle process ends, so the grader adopts the last one
+LOST = (
+    "import os, signal, sys, time\n"
+    "sys.path.insert(0, sys.argv[2])\n"
+    "if sys.argv[3] == 'filtered':\n"
+    "    from autograder.sandbox import seccomp\n"
+    "    seccomp.install()\n"
+    "if os.fork() == 0:\n"
+    "    os.setsid()\n"
+    "    for number in signal.valid_signals() - {signal.SIGKILL, signal.SIGSTOP}:\n"
+    "        try: signal.signal(number, signal.SIG_IGN)\n"
+    "        except (OSError, ValueError): pass\n"
+    "    time.sleep(60)\n"
+    "    os._exit(0)\n"
+    "os._exit(0)\n"
+)
+
+
+@pytest.fixture(autouse=True)
+def subreaper() -> None:
+    leftovers.adopt()  # as the grader does when it starts a worker
+
+
+def lose(mark: str, how: str, prefix: tuple[str, ...] = ()) -> int:
+    """Start a lost process (its command line holds `mark`); its pid once this process has adopted it."""
+    subprocess.run([*prefix, sys.executable, "-c", LOST, mark, str(ROOT), how], check=True, timeout=60)
+    [pid] = wait_for(lambda: processes_with(mark))
+    return pid
+
+
+def wait_for(find):
+    while not (found := find()):
+        time.sleep(0.01)
+    return found
+
+
+def test_it_finds_and_kills_a_process_its_supervisor_lost_that_carries_the_workers_filter():
+    mark = f"lost-{secrets.token_hex(6)}"
+    pid = lose(mark, "filtered")
+    assert leftovers.status(pid)["PPid"] == str(os.getpid())  # adopted: this process is a subreaper
+    assert leftovers.clear(Trace(filtered=True)) == Leftovers((ADOPTED,), {ADOPTED: 1})
+    assert processes_with(mark) == []
+
+
+def test_it_never_takes_a_process_the_grader_started_itself():
+    mark = f"own-{secrets.token_hex(6)}"
+    own = subprocess.Popen([sys.executable, "-c", "import time, sys; time.sleep(60)", mark])
+    try:
+        assert leftovers.clear(Trace(filtered=True)) == Leftovers((ADOPTED,), {ADOPTED: 0})
+        assert own.poll() is None
+    finally:
+        own.kill()
+        own.wait()
+
+
+@pytest.mark.skipif(not uid.possible(), reason="a uid of the worker's own needs a root grader")
+def test_it_finds_and_kills_every_process_of_the_workers_uid():
+    mark = f"uid-{secrets.token_hex(6)}"
+    lease = uid.Lease()
+    try:
+        lose(mark, "plain", tuple(uid.command(lease.uid)))
+        assert leftovers.clear(Trace(uid=lease.uid)) == Leftovers((UID,), {UID: 1})
+        assert processes_with(mark) == []
+    finally:
+        lease.release()
+
+
+def test_nothing_checked_proves_nothing():
+    assert not Leftovers().proven_none
+    assert Leftovers((ADOPTED,), {ADOPTED: 0}).proven_none
+    assert not Leftovers((ADOPTED,), {ADOPTED: 2}).proven_none
+
+
+def test_the_record_says_a_process_outlived_a_worker_only_once_found_and_keeps_it_through_results_json():
+    held = record.Isolation(no_process_outlives=True)
+    clean = held.looked_after(Leftovers((UID, ADOPTED), {UID: 0, ADOPTED: 0}))
+    assert clean.no_process_outlives
+    found = clean.looked_after(Leftovers((ADOPTED,), {ADOPTED: 1}))
+    assert not found.no_process_outlives
+    assert found.left_behind == Leftovers((UID, ADOPTED), {UID: 0, ADOPTED: 1})
+    assert "1 process(es) outlived the worker" in found.summary()
+    assert record.from_dict(found.as_dict()).left_behind == found.left_behind
+    assert not record.from_dict(found.as_dict()).no_process_outlives
+
+
+def test_a_killed_process_is_signalled_by_sigkill_whatever_it_ignores():
+    mark = f"ignores-{secrets.token_hex(6)}"
+    pid = lose(mark, "filtered")
+    os.kill(pid, signal.SIGTERM)  # ignored: it lives on
+    assert processes_with(mark) == [pid]
+    leftovers.clear(Trace(filtered=True))
+    assert processes_with(mark) == []
+
+
+LEAVE = (
+    "import os, signal, sys, time\n"
+    "def leave(mark):\n"
+    "    if os.fork() == 0:\n"
+    "        os.setsid()\n"
+    "        if os.fork() == 0:\n"
+    "            for number in signal.valid_signals() - {signal.SIGKILL, signal.SIGSTOP}:\n"
+    "                try: signal.signal(number, signal.SIG_IGN)\n"
+    "                except (OSError, ValueError): pass\n"
+    "            os.execv(sys.executable, [sys.executable, '-c', 'import time; time.sleep(60)', mark])\n"
+    "        os._exit(0)\n"
+    "    os.wait()\n"
+    "    return 1\n"
+)
+
+
+def test_a_worker_that_left_a_process_is_looked_after_by_every_mark_its_layers_give():
+    from autograder.sandbox import Worker, probe
+    from autograder.student import Remote
+
+    mark = f"left-{secrets.token_hex(6)}"
+    plan = probe.found()[0]
+    with tempfile.TemporaryDirectory(prefix="autograde-test-") as folder:  # under /tmp: a worker's uid reaches it
+        package = Path(folder) / "submission" / "exercises"
+        package.mkdir(parents=True)
+        (package / "__init__.py").write_text("")
+        (package / "leave.py").write_text(LEAVE)
+        with Worker(package.parent, Path(folder)) as worker:
+            assert Remote(worker).run("leave.leave", mark).value == 1
+            assert processes_with(mark) != []  # alive while the worker is
+        left = worker.isolation.left_behind
+    wanted = [name for name, on in ((CGROUP, plan.cgroup), (UID, plan.uid), (ADOPTED, plan.seccomp)) if on]
+    assert left is not None and list(left.checked) == wanted, left
+    assert left.proven_none, left  # the supervisor ended it first: the grader found nothing of it
+    assert processes_with(mark) == []
