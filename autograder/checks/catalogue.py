@@ -90,7 +90,8 @@ MISTAKES = [
     Mistake(
         "R4",
         "rnn_forward",
-        "Your loop walks over the batch axis instead of time: with batch_first, x[:, t] is step t of every row",
+        "Your loop walks over the batch axis instead of time: its h_n holds one state per time step, not per row. "
+        "With batch_first, x[:, t] is step t of every row",
         'Day 1, "batch_first is not the default"',
     ),
     Mistake(
@@ -105,6 +106,13 @@ MISTAKES = [
         "Your loop ignores h0: it starts from zeros whatever initial state it is given. Start from "
         "h0[0] when h0 is given, and from zeros only when it is None",
         _DAY1_LOOP,
+    ),
+    Mistake(
+        "R7",
+        "rnn_forward",
+        "Your output stacks the steps on dim 0, so it is (length, batch, hidden); with batch_first it is "
+        "(batch, length, hidden): stack the states on dim 1",
+        'Day 1, "batch_first is not the default"',
     ),
     Mistake(
         "L1",

@@ -123,14 +123,46 @@ def _run_rnn(student, args: list, case: RnnCase) -> tuple[torch.Tensor, torch.Te
 
 
 def _validated(value, case: RnnCase) -> tuple[torch.Tensor, torch.Tensor]:
-    """(output, h_n) if they are what the contract says; an output shaped (length, batch, hidden) is R4."""
-    batch, length, hidden = case.batch, case.length, case.hidden
-    output, h_n = expect_pair(value, "rnn_forward", ("output", "h_n"))
-    if type(output) is torch.Tensor and output.shape == (length, batch, hidden) and batch != length:
-        fail(with_diagnosis("R4", f"output has shape {tuple(output.shape)}; expected {(batch, length, hidden)}."))
-    output = expect_tensor(output, "output", (batch, length, hidden))
-    h_n = expect_tensor(h_n, "h_n", (1, batch, hidden))
+    """(output, h_n) if they are what the contract says: R4 and R7 named when the output is (length, batch, hidden)."""
+    output, h_n = _own_layout(value, case)
+    if output.shape != (case.batch, case.length, case.hidden):
+        fail(with_diagnosis("R7", f"output has shape {tuple(output.shape)}; expected {_shapes(case)[0]}."))
     return output, h_n
+
+
+def _shapes(case: RnnCase) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    return (case.batch, case.length, case.hidden), (1, case.batch, case.hidden)
+
+
+def _own_layout(value, case: RnnCase) -> tuple[torch.Tensor, torch.Tensor]:
+    """(output, h_n), the output (batch, length, hidden) or stacked on dim 0 (R7, for the output items to judge):
+    the aspect items judge the states whatever the output's layout. An output (length, batch, hidden) whose h_n
+    holds one state per step (not per row) is a loop over the batch (R4)."""
+    expected_output, expected_h_n = _shapes(case)
+    output, h_n = expect_pair(value, "rnn_forward", ("output", "h_n"))
+    stacked_on_time = (case.length, case.batch, case.hidden)
+    if type(output) is torch.Tensor and output.shape == stacked_on_time and stacked_on_time != expected_output:
+        if type(h_n) is not torch.Tensor or h_n.shape != expected_h_n:
+            fail(with_diagnosis("R4", f"output has shape {tuple(output.shape)}; expected {expected_output}."))
+        return expect_tensor(output, "output", stacked_on_time), expect_tensor(h_n, "h_n", expected_h_n)
+    return expect_tensor(output, "output", expected_output), expect_tensor(h_n, "h_n", expected_h_n)
+
+
+def _states(student, args: list, case: RnnCase, stacked_on_time: bool) -> tuple[torch.Tensor, torch.Tensor]:
+    """(output, h_n) with the output read batch-first, in the layout the student's output showed (R7 or not)."""
+    output, h_n = _own_layout(_call_rnn(student, args, case).value, case)
+    return (output.transpose(0, 1) if stacked_on_time else output), h_n
+
+
+def _stacked_on_time(student) -> bool:
+    """Whether the student's output is (length, batch, hidden) (R7), seen on a batch that is not as long as it is."""
+    case = STATE_CASES[0]
+    output, _ = _own_layout(_call_rnn(student, case.inputs(with_h0=True), case).value, case)
+    return output.shape[0] == case.length
+
+
+def _h_n(student, args: list, case: RnnCase) -> torch.Tensor:
+    return _own_layout(_call_rnn(student, args, case).value, case)[1]
 
 
 def _compare_rnn(student, which: str, with_h0: bool) -> None:
@@ -138,7 +170,7 @@ def _compare_rnn(student, which: str, with_h0: bool) -> None:
     index = 0 if which == "output" else 1
     for case in RNN_CASES:
         args = case.inputs(with_h0=with_h0)
-        got = _run_rnn(student, args, case)[index]
+        got = _run_rnn(student, args, case)[0] if which == "output" else _h_n(student, args, case)
         expected = reference.rnn_forward(*args)[index]
         suspects = Suspects(variants.RNN_FORWARD, lambda variant, args=args: variant(*args)[index])
         comparison.add(which, got, expected, case.context(with_h0), suspects)
@@ -164,11 +196,11 @@ def _continued(function, args: list, steps: int) -> torch.Tensor:
 def check_rnn_forward_initial_state(student) -> None:
     """A given h0 is where the recurrence starts: it changes the states, and a run continued from its own
     state after a step continues it (judged on the student's own outputs, whatever their values)."""
-    runs = []
+    runs, stacked_on_time = [], _stacked_on_time(student)
     for case in STATE_CASES:
         args = case.inputs(with_h0=True)
-        output, _ = _run_rnn(student, args, case)
-        from_zeros, _ = _run_rnn(student, [*args[:5], None], case)
+        output, _ = _states(student, args, case, stacked_on_time)
+        from_zeros, _ = _states(student, [*args[:5], None], case, stacked_on_time)
         if torch.allclose(output, from_zeros, atol=ATOL, rtol=RTOL):
             report = f"rnn_forward gives the same output with h0 given as with h0=None ({case.context(True)})."
             fail(with_diagnosis("R6", report))
@@ -177,7 +209,8 @@ def check_rnn_forward_initial_state(student) -> None:
     for case, args, output in (run for run in runs if run[0].length > 1):
         steps = case.length // 2
         shorter = case.shortened(steps)
-        got, _ = _run_rnn(student, [args[0][:, steps:], *args[1:5], output[:, steps - 1].unsqueeze(0)], shorter)
+        rest = [args[0][:, steps:], *args[1:5], output[:, steps - 1].unsqueeze(0)]
+        got, _ = _states(student, rest, shorter, stacked_on_time)
         context = f"x[:, {steps}:] from your state after step {steps - 1}, against your output from step {steps} on"
         context += f"; x {case.batch}x{case.length}x{case.size}, hidden {case.hidden}"
         suspects = Suspects(variants.RNN_FORWARD, lambda variant, a=args, k=steps: _continued(variant, a, k))
@@ -206,14 +239,13 @@ def check_rnn_forward_gradients(student) -> None:
     """Gradients flow back to x, h0 and every weight, and are the derivatives of the loop's own output."""
     for case in STATE_CASES[:3]:
         args = case.inputs(with_h0=True)
-        _run_rnn(student, args, case)  # the shapes first: R4 is named there
-        cotangents = [
-            normal(case.batch, case.length, case.hidden, seed=case.seed + 7),
-            normal(1, case.batch, case.hidden, seed=case.seed + 8),
-        ]
+        # the shapes first (R4 is named there); the derivatives are those of the student's own output, whatever
+        # its layout (R7 costs the output item only)
+        own = _own_layout(_call_rnn(student, args, case).value, case)
+        cotangents = [normal(*part.shape, seed=case.seed + 7 + number) for number, part in enumerate(own)]
         wrt = dict(enumerate(RNN_INPUTS))
         call = _grad_call(student, "recurrence.rnn_forward", args, list(wrt), cotangents, case)
-        run = lambda shifted, case=case: _run_rnn(student, shifted, case)  # noqa: E731
+        run = lambda shifted, case=case: _own_layout(_call_rnn(student, shifted, case).value, case)  # noqa: E731
         gradients.judge("rnn_forward", _judged(run, args, wrt, call.grads, cotangents, case.seed), case.context(True))
 
 

@@ -76,6 +76,7 @@ def _rnn(
     walk="time",  # "time", "time_major" (x read as (length, batch, input)) or "rows" (x[t] for t over axis 0)
     start="h0",  # "h0", or "zeros" whatever h0 is
     final="last",  # h_n after the "last" step or the "first"
+    stack=1,  # the axis the steps are stacked on: 1 (batch_first), or 0 (R7: (length, batch, hidden))
 ):
     x = x.transpose(0, 1) if walk == "time_major" else x
     batch, length = x.shape[0], x.shape[0 if walk == "rows" else 1]
@@ -88,7 +89,7 @@ def _rnn(
         previous = h if carry else origin
         h = torch.tanh(step @ a + (b_ih if use_ih else 0) + previous @ b + (b_hh if use_hh else 0))
         states.append(h)
-    output = torch.stack(states, dim=1)
+    output = torch.stack(states, dim=stack)
     return output, (h if final == "last" else states[0]).unsqueeze(0)
 
 
@@ -105,6 +106,7 @@ RNN_FORWARD = Table(  # R1's forms: "ih" raises a shape error first whenever "bo
         "R4:rows": {"walk": "rows"},
         "R5": {"final": "first"},
         "R6": {"start": "zeros"},
+        "R7": {"stack": 0},
     },
 )
 

@@ -183,7 +183,9 @@ def _environment(workdir: Path) -> dict[str, str]:
     env = {key: value for key, value in os.environ.items() if not key.startswith("PYTEST")}
     env.pop("PYTHONSAFEPATH", None)
     env["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
-    env["PYTHONPATH"] = str(workdir)  # the copy's `exercises` before any installed one
+    # the copy's `exercises` before any other; then the folder this grader runs from, so the child records this
+    # process's variants (an installed grader's folder is site-packages, already on the child's path)
+    env["PYTHONPATH"] = os.pathsep.join([str(workdir), str(Path(__file__).resolve().parents[2])])
     env["PYTHONDONTWRITEBYTECODE"] = "1"
     return env
 

@@ -435,7 +435,7 @@ def test_the_public_tests_name_the_mistake_the_grader_names(entry, graded, publi
 
 
 # mistakes that explain every item and every public test they fail: each of them must name it
-NAMED_ON_EVERY_FAILURE = ("R4",)  # the loop over the batch axis: its shapes or errors show it everywhere
+NAMED_ON_EVERY_FAILURE = ("R4", "R7")  # the loop over the batch axis, the steps stacked on dim 0: shapes show them
 
 
 @pytest.mark.parametrize("entry", cases([entry for entry in MISTAKES if entry.mistake in NAMED_ON_EVERY_FAILURE]))
