@@ -49,15 +49,38 @@ class Table(Mapping[str, Callable[..., Any]]):
     @functools.cached_property
     def pair_keys(self) -> tuple[str, ...]:
         """Every two mistakes of different ids whose options can be combined, in the table's order."""
-        return tuple(
-            f"{a}+{b}"
-            for a, b in itertools.combinations(self.options, 2)
-            if a.partition(":")[0] != b.partition(":")[0] and not self.options[a].keys() & self.options[b].keys()
-        )
+        return self.combination_keys(2)
+
+    @functools.cached_property
+    def most(self) -> int:
+        """The most mistakes one variant can combine: one per id."""
+        return len({key.partition(":")[0] for key in self.options})
+
+    def combination_keys(self, size: int) -> tuple[str, ...]:
+        """Every `size` mistakes of different ids whose options can be combined ("C2+C3+C4"), in the table's order."""
+        if size not in self._combinations:
+            keys = itertools.combinations(self.options, size)
+            self._combinations[size] = tuple("+".join(keys) for keys in keys if self._combinable(keys))
+        return self._combinations[size]
+
+    @functools.cached_property
+    def _combinations(self) -> dict[int, tuple[str, ...]]:
+        return {}  # size -> its keys, computed when first asked for
+
+    def _combinable(self, keys: tuple[str, ...]) -> bool:
+        ids = {key.partition(":")[0] for key in keys}
+        options = [set(self.options[key]) for key in keys]
+        return len(ids) == len(keys) and sum(map(len, options)) == len(set().union(*options))
 
     def pairs(self, among: Callable[[str], bool] = lambda key: True) -> dict[str, Callable[..., Any]]:
-        """The pairs' variants, optionally only of mistakes for which `among(key)` holds."""
-        return {key: self[key] for key in self.pair_keys if all(map(among, key.split("+")))}
+        """The combinations' variants (two mistakes or more), optionally only of mistakes for which `among(key)`
+        holds: any combination of the mistakes a test sees is named, not only pairs."""
+        chosen = [key for key in self.options if among(key)]
+        found: dict[str, Callable[..., Any]] = {}
+        for size in range(2, len(chosen) + 1):
+            keys = (keys for keys in itertools.combinations(chosen, size) if self._combinable(keys))
+            found.update({"+".join(keys): self["+".join(keys)] for keys in keys})
+        return found
 
 
 # -- rnn_forward ---------------------------------------------------------------------------

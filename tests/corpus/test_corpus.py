@@ -38,7 +38,9 @@ from autograder.release import student_repository
 from autograder.release.public_tests import todo_map
 
 CORPUS = Path(__file__).resolve().parent
-MISTAKE_HEADER = re.compile(r"# module: (\w+)  function: (\w+)  mistake: (\w+(?:\+\w+)?)")  # "K3+S5": two at once
+MISTAKE_HEADER = re.compile(
+    r"# module: (\w+)  function: (\w+)  mistake: (\w+(?:\+\w+)*)"
+)  # "C2+C3+C4": at once
 CORRECT_HEADER = re.compile(r"# module: (\w+)  functions: ([\w,]+)")
 NAMED = re.compile(r"\[([A-Z]\d)\]")  # a catalogue id leading a feedback
 NAMED_ANYWHERE = re.compile(r"(?:^|: |\n)\[([A-Z]\d)\] ")  # every catalogue id a message names
@@ -56,7 +58,7 @@ TRAINED = frozenset(
 PARALLEL_GRADINGS = 2  # gradings at once; each is a grader process and its worker, mostly one busy at a time
 SLOW_FUNCTIONS = ("SequenceClassifier",)  # its threshold items train the classifier 6 times: 15-25 s a grading
 SLOWEST_FIRST = ("classifier", "language_model", "padding", "baseline", "recurrence", "initialisation")
-MAX_LINES = 8
+MAX_LINES = 8  # and two more for each mistake named beyond the first (its explanation and lesson)
 MAX_LINE_LENGTH = 200  # a longer line is a tensor or a list printed whole
 NOISE = ("autograder/", "Traceback (most recent call last)", "AssertionError", "____", "def test_")
 SOLUTION_LINES = sorted(
@@ -324,8 +326,9 @@ def feedback_problems(feedback: str) -> list[str]:
     """What keeps a failed item's feedback from reading well: length, noise, the reference's own code."""
     lines = feedback.splitlines()
     problems = [] if feedback.strip() else ["it is empty"]
-    if len(lines) > MAX_LINES:
-        problems.append(f"{len(lines)} lines, more than {MAX_LINES}")
+    most = MAX_LINES + 2 * max(0, len(NAMED_ANYWHERE.findall(feedback)) - 1)
+    if len(lines) > most:
+        problems.append(f"{len(lines)} lines, more than {most}")
     problems += [f"it shows {noise!r}" for noise in NOISE if noise in feedback]
     problems += [f"a line of {len(line)} characters" for line in lines if len(line) > MAX_LINE_LENGTH]
     problems += [f"it shows the reference's line {line!r}" for line in SOLUTION_LINES if line in feedback]

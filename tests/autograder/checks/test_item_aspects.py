@@ -221,3 +221,19 @@ def test_a_mistake_in_the_values_keeps_the_aspect_items(function, key):
     found = lost(function, student(function, variants.BY_FUNCTION[function][key]))
     assert found, f"{key} loses nothing: it is no mistake"
     assert set(ASPECTS_KEPT[function, key]).isdisjoint(found), sorted(found)
+
+
+# mistakes made at once in one function: each is named, however many (not only pairs)
+AT_ONCE = [
+    ("SequenceClassifier.forward", "C2+C3+C4"),
+    ("rnn_forward", "R1:hh+R5+R6"),
+    ("sample", "T1+T2+T4"),
+]
+
+
+@pytest.mark.parametrize(("function", "key"), AT_ONCE, ids=[f"{f}-{k}" for f, k in AT_ONCE])
+def test_every_mistake_of_a_combination_is_named(function, key):
+    found = lost(function, student(function, variants.BY_FUNCTION[function][key]))
+    assert found, f"{key} loses nothing"
+    named = {mistake for feedback in found.values() for mistake in NAMED.findall(feedback)}
+    assert named == set(catalogue.ids(key)), {aspect: text.splitlines()[0] for aspect, text in found.items()}
