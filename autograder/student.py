@@ -75,6 +75,7 @@ class Call:
     layer_calls: list[str] = field(default_factory=list)
     grad_modes: dict[int, list[bool]] = field(default_factory=dict)
     output: str = ""
+    changed: list[str] = field(default_factory=list)  # the tensor arguments changed in place: "1.1" is args[1][1]
 
 
 # -- describing arguments -------------------------------------------------------------
@@ -188,6 +189,7 @@ def _call_from(response: dict[str, Any], output: str) -> Call:
         layer_calls=response.get("layer_calls", []),
         grad_modes={int(index): modes for index, modes in response.get("grad_modes", {}).items()},
         output=output,
+        changed=list(response.get("changed", [])),
     )
 
 

@@ -119,11 +119,25 @@ MISTAKES = [
         "lstm_step",
         "Your gates are split in the paper's order (i, f, o, g); PyTorch's blocks are input, forget, cell (g), output",
         'Day 2 and the demos, "PyTorch stacks the four gate biases"',
+        forms={
+            "tensorflow": Form(
+                "Your gates are split in TensorFlow's order (i, g, f, o); PyTorch's blocks are input, forget, "
+                "cell (g), output",
+                'Day 2 and the demos, "PyTorch stacks the four gate biases"',
+            ),
+        },
     ),
     Mistake(
         "L2",
         "lstm_step",
         "Your cell update lost its addition: c_new = f * c + i * g, the old cell gated and the candidate added",
+        'Day 2, "What LSTM changed"',
+    ),
+    Mistake(
+        "L3",
+        "lstm_step",
+        "Your step changes the caller's tensors in place (c.mul_(f), c *= f, c[...] = ...): the state it was "
+        "given is no longer what the caller passed. Build new tensors: c_new = f * c + i * g",
         'Day 2, "What LSTM changed"',
     ),
     Mistake(

@@ -90,6 +90,7 @@ class LstmCase:
 
 
 LSTM_CASES = [LstmCase(3, 4, 5, 0), LstmCase(1, 2, 3, 1), LstmCase(2, 6, 6, 2)]
+LSTM_STATE = {"0": "x", "1.0": "the state's h", "1.1": "the state's c"}  # an argument's place -> its name
 LSTM_INPUTS = {0: "x", 2: "weight_ih", 3: "weight_hh", 4: "bias_ih", 5: "bias_hh"}  # argument index -> name
 
 
@@ -287,14 +288,28 @@ def _lstm_pair(value, case: LstmCase) -> tuple[torch.Tensor, torch.Tensor]:
     return expect_tensor(h, "h", (case.batch, case.hidden)), expect_tensor(c, "c", (case.batch, case.hidden))
 
 
+def _untouched(call, function: str, names: dict[str, str]) -> None:
+    """The caller's tensors are as it passed them (the contract: a step returns new tensors)."""
+    if call.changed:
+        changed = ", ".join(names.get(place, f"argument {place}") for place in call.changed)
+        fail(with_diagnosis("L3", f"{function} changed {changed} in place; the caller's values must stay as given."))
+
+
+def _copied(args: list) -> list:
+    """The arguments as new tensors: a variant that writes into its inputs (L3) leaves the case's own alone."""
+    return [tuple(a.clone() for a in arg) if type(arg) is tuple else arg.clone() for arg in args]
+
+
 def check_lstm_step_values(student) -> None:
-    """The new (h, c) equal nn.LSTMCell's."""
+    """The new (h, c) equal nn.LSTMCell's, and the caller's state is left as it was given."""
     comparison = Comparison("lstm_step")
     for case in LSTM_CASES:
         args = case.inputs()
-        got = _run_lstm(student, args, case)
+        call = student.run("recurrence.lstm_step", *args)
+        _untouched(call, "lstm_step", LSTM_STATE)
+        got = _lstm_pair(call.value, case)
         expected = reference.lstm_step(*args)
-        suspects = Suspects(variants.LSTM_STEP, lambda variant, args=args: variant(*args))
+        suspects = Suspects(variants.LSTM_STEP, lambda variant, args=args: variant(*_copied(args)))
         for index in (0, 1):
             part = suspects.part(lambda output, index=index: output[index])
             comparison.add("hc"[index], got[index], expected[index], case.context, part)
@@ -305,7 +320,9 @@ def check_lstm_step_gradients(student) -> None:
     """Gradients reach x and every weight, and are the derivatives of the step's own output."""
     for case in LSTM_CASES[:2]:
         args = case.inputs()
-        _run_lstm(student, args, case)
+        call = student.run("recurrence.lstm_step", *args)  # a caller's c written into breaks its backward: L3
+        _untouched(call, "lstm_step", LSTM_STATE)
+        _lstm_pair(call.value, case)
         cotangents = [normal(case.batch, case.hidden, seed=case.seed + k) for k in (7, 8)]
         call = _grad_call(student, "recurrence.lstm_step", args, list(LSTM_INPUTS), cotangents)
         run = lambda shifted, case=case: _run_lstm(student, shifted, case)  # noqa: E731

@@ -135,15 +135,26 @@ RNN_FORWARD = Table(  # R1's forms: "ih" raises a shape error first whenever "bo
 
 
 # -- lstm_step -----------------------------------------------------------------------------
-def _lstm(x, state, w_ih, w_hh, b_ih, b_hh, *, order="ifgo", cell="add"):
+def _lstm(x, state, w_ih, w_hh, b_ih, b_hh, *, order="ifgo", cell="add", in_place=False):
     h, c = state
     blocks = dict(zip(order, (x @ w_ih.T + b_ih + h @ w_hh.T + b_hh).chunk(4, dim=1), strict=True))
     i, f, g, o = torch.sigmoid(blocks["i"]), torch.sigmoid(blocks["f"]), torch.tanh(blocks["g"]), blocks["o"]
     c_new = {"add": f * c + i * g, "multiply": f * c * i * g, "no_old": i * g}[cell]
+    if in_place:  # L3: the new cell written into the caller's (c.mul_(f).add_(i * g))
+        c_new = c.copy_(c_new)
     return torch.sigmoid(o) * torch.tanh(c_new), c_new
 
 
-LSTM_STEP = Table(_lstm, {"L1": {"order": "ifog"}, "L2": {"cell": "multiply"}, "L2:no_old": {"cell": "no_old"}})
+LSTM_STEP = Table(
+    _lstm,
+    {
+        "L1": {"order": "ifog"},
+        "L1:tensorflow": {"order": "igfo"},
+        "L2": {"cell": "multiply"},
+        "L2:no_old": {"cell": "no_old"},
+        "L3": {"in_place": True},
+    },
+)
 
 
 # -- encode_packed -------------------------------------------------------------------------

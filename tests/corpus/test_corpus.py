@@ -38,9 +38,7 @@ from autograder.release import student_repository
 from autograder.release.public_tests import todo_map
 
 CORPUS = Path(__file__).resolve().parent
-MISTAKE_HEADER = re.compile(
-    r"# module: (\w+)  function: (\w+)  mistake: (\w+(?:\+\w+)*)"
-)  # "C2+C3+C4": at once
+MISTAKE_HEADER = re.compile(r"# module: (\w+)  function: (\w+)  mistake: (\w+(?:\+\w+)*)")  # "C2+C3+C4": at once
 CORRECT_HEADER = re.compile(r"# module: (\w+)  functions: ([\w,]+)")
 NAMED = re.compile(r"\[([A-Z]\d)\]")  # a catalogue id leading a feedback
 NAMED_ANYWHERE = re.compile(r"(?:^|: |\n)\[([A-Z]\d)\] ")  # every catalogue id a message names
