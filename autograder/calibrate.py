@@ -3,17 +3,19 @@
 For every threshold item, the reference is trained over `calibration_seeds` seeds and
 each known mistake that bears on it over the same seeds, with the very harness the
 grading uses (in process: all of it is the grader's own code). A threshold holds when
-the reference's minimum is above it and every mistake's maximum below it.
+the reference's minimum is above it and every mistake's maximum below it. Each run is
+also measured before training and with its recurrent layer reset to its initial weights:
+where the recipe has `chance_at_most`, the reference's maximum of both must stay at or under it.
 """
 
 import statistics
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
 from autograder.checks import variants
-from autograder.checks.thresholds import accuracy
+from autograder.checks.thresholds import Measure, measures
 from autograder.rubric import Recipe, Rubric
 from autograder.student import InProcess
 from solutions import classifier, language_model
@@ -33,6 +35,15 @@ class Calibration:
     reference: list[float]
     mistakes: dict[str, list[float]]
     seconds_per_seed: float
+    chance: float | None = None  # the recipe's chance_at_most
+    before: dict[str, list[float]] = field(default_factory=dict)  # "reference" or a mistake -> before training
+    reset: dict[str, list[float]] = field(default_factory=dict)  # ... -> with the recurrent layer reset
+
+    @property
+    def near_chance_margin(self) -> float | None:
+        """How far the reference's highest accuracy before training or reset stays under chance_at_most."""
+        measured = self.before.get("reference", []) + self.reset.get("reference", [])
+        return None if self.chance is None or not measured else self.chance - max(measured)
 
     @property
     def worst_mistake(self) -> Worst:
@@ -51,7 +62,8 @@ class Calibration:
 
     @property
     def holds(self) -> bool:
-        return self.margin_above > 0 and self.margin_below > 0
+        near_chance = self.near_chance_margin
+        return self.margin_above > 0 and self.margin_below > 0 and (near_chance is None or near_chance >= 0)
 
 
 def _with_forward(forward: Callable[..., Any]) -> type:
@@ -107,15 +119,22 @@ def calibrate(
 def _calibration(recipe: Recipe, count: int, progress: Callable[[str], None]) -> Calibration:
     progress(f"{recipe.name}: reference over {count} seeds")
     started = time.monotonic()
-    reference = [accuracy(REFERENCE[recipe.task], recipe, seed) for seed in range(count)]
+    found = {"reference": measures(REFERENCE[recipe.task], recipe, list(range(count)))}
     seconds = (time.monotonic() - started) / count
-    mistakes = {}
     for label, student in MISTAKES[recipe.task].items():
         if label.startswith("C2") and "max_length" not in recipe.settings:
             continue  # without padding the state after the padding is the right one
         progress(f"{recipe.name}: {label}")
-        mistakes[label] = [accuracy(student, recipe, seed) for seed in range(count)]
-    return Calibration(recipe.name, recipe.threshold, reference, mistakes, seconds)
+        found[label] = measures(student, recipe, list(range(count)))
+    learned = {label: [m.learned for m in runs] for label, runs in found.items()}
+    reference = learned.pop("reference")
+    before, reset = _part(found, "before"), _part(found, "reset")
+    chance = recipe.settings.get("chance_at_most")
+    return Calibration(recipe.name, recipe.threshold, reference, learned, seconds, chance, before, reset)
+
+
+def _part(found: dict[str, list[Measure]], name: str) -> dict[str, list[float]]:
+    return {label: [getattr(m, name) for m in runs if getattr(m, name) is not None] for label, runs in found.items()}
 
 
 def table(rows: list[Calibration]) -> str:
@@ -132,4 +151,16 @@ def table(rows: list[Calibration]) -> str:
             f"{row.item:<42} {row.threshold:>9.3f} {reference} {worst:>12.3f}  {margins} "
             f"{row.seconds_per_seed:>7.1f}  {name}" + ("" if row.holds else "   << does not separate")
         )
+    return "\n".join(lines)
+
+
+def near_chance_table(rows: list[Calibration]) -> str:
+    """Before training and with the recurrent layer reset: each run's highest accuracy, against chance_at_most."""
+    header = f"{'item':<42} {'run':<24} {'before max':>10} {'reset max':>10} {'chance at most':>14}"
+    lines = [header, "-" * len(header)]
+    for row in rows:
+        for label in row.before:
+            before, reset = max(row.before[label], default=float("nan")), max(row.reset[label], default=float("nan"))
+            chance = "-" if row.chance is None else f"{row.chance:.3f}"
+            lines.append(f"{row.item:<42} {label:<24} {before:>10.3f} {reset:>10.3f} {chance:>14}")
     return "\n".join(lines)

@@ -1,11 +1,95 @@
-"""The `autograde` command line: parse the arguments, hand off to `commands`."""
+"""The `autograde` command line: parse the arguments, hand off to `commands`.
+
+The same thing has the same name in every command's help: FORK a student's submission (a folder
+holding exercises/), ROSTER a folder of submissions (one subfolder per student), RESULTS a folder of
+gradings (one subfolder per student, each with results.json), OUT where a command writes, RUBRIC a
+rubric file. A path the command reads that does not exist is refused before anything is done.
+"""
 
 import argparse
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from autograder import TITLE, commands
+from autograder import TITLE, __version__, commands
+from autograder.commands import EXIT_BELOW, EXIT_ERROR, EXIT_OK
+
+REFUSED = f"{EXIT_ERROR}  nothing done: a bad argument or rubric, or a path that does not exist"
+EXITS = {  # each command's exit statuses, as its --help lists them (the statuses commands.py returns)
+    "grade": [
+        f"{EXIT_OK}  graded, whatever the score: results.json and summary.md written",
+        f"{EXIT_BELOW}  graded, and the score is below --fail-under",
+        f"{EXIT_ERROR}  not graded: no exercises/ folder, isolation required but missing, ... (results.json\n"
+        "   says why); or nothing done: a bad argument or rubric, a FORK that does not exist",
+    ],
+    "grade-all": [
+        f"{EXIT_OK}  the roster graded (a student's grader error is listed, and is in their results.json)",
+        f"{EXIT_ERROR}  no grading started: a bad argument or rubric, a ROSTER that does not exist, or\n"
+        "   isolation required but missing (each student's results.json says why)",
+        "130  interrupted: the finished gradings are kept; the same command goes on",
+    ],
+    "calibrate": [
+        f"{EXIT_OK}  every threshold separates the reference from the known mistakes",
+        f"{EXIT_BELOW}  a threshold no longer does",
+    ],
+    "stubs": [f"{EXIT_OK}  exercises/ written, or (--check) up to date", f"{EXIT_BELOW}  (--check) out of date"],
+    "release": [f"{EXIT_OK}  written", f"{EXIT_ERROR}  nothing written: OUT is a file, or is not empty (see --force)"],
+    "report": [f"{EXIT_OK}  written", REFUSED + ", or the report extra is not installed"],
+    "nbgrader": [f"{EXIT_OK}  written", f"{EXIT_ERROR}  nothing written: the nbgrader extra is not installed"],
+}
+DEFAULT_EXITS = [f"{EXIT_OK}  done", REFUSED]
+SUMMARY_EXITS = [
+    f"{EXIT_OK}  done (grade: whatever the score)",
+    f"{EXIT_BELOW}  done, and the work falls short: a score below --fail-under (grade), a threshold that\n"
+    "   no longer separates (calibrate), exercises/ out of date (stubs --check)",
+    f"{EXIT_ERROR}  not done: a bad argument or rubric, a path that does not exist, a grading that could\n"
+    "   not run (its results.json says why)",
+    "130  grade-all interrupted (the finished gradings are kept)",
+    "each command's --help lists its own",
+]
+
+
+class _Formatter(argparse.RawDescriptionHelpFormatter):
+    """Help with every option's default shown (unless its help says it), the epilog's lines kept as written."""
+
+    def _get_help_string(self, action: argparse.Action) -> str:
+        text = action.help or ""
+        shown = action.default not in (None, False, argparse.SUPPRESS) and "(default" not in text
+        return f"{text} (default: %(default)s)" if shown else text
+
+
+def _epilog(lines: list[str]) -> str:
+    """The exit statuses, a line each (a continuation line indented under its text)."""
+    return "exit status:\n" + "\n".join("  " + line.replace("\n", "\n  ") for line in lines)
+
+
+def _command(subcommands: argparse._SubParsersAction, name: str, summary: str) -> argparse.ArgumentParser:
+    """A subcommand whose one-line summary is both its entry in the list and its --help's description."""
+    parser = subcommands.add_parser(
+        name,
+        help=summary,
+        description=summary,
+        epilog=_epilog(EXITS.get(name, DEFAULT_EXITS)),
+        formatter_class=_Formatter,
+    )
+    parser.set_defaults(existing=[])
+    return parser
+
+
+def _existing(parser: argparse.ArgumentParser, name: str, metavar: str, **options: object) -> None:
+    """A path argument that must exist: `autograde` refuses it, exit 2 and nothing done, when it does not."""
+    parser.add_argument(name, type=Path, metavar=metavar, **options)
+    parser.get_default("existing").append((name.lstrip("-").replace("-", "_"), metavar))
+
+
+def _missing(args: argparse.Namespace) -> str | None:
+    """'FORK does not exist: PATH' for the first path argument that does not exist; None when all do."""
+    for name, metavar in args.existing:
+        paths = getattr(args, name)
+        for path in paths if isinstance(paths, list) else [paths]:
+            if path is not None and not path.exists():
+                return f"{metavar} does not exist: {path}"
+    return None
 
 
 def _names(text: str) -> list[str]:
@@ -33,95 +117,143 @@ def _require_isolation(parser: argparse.ArgumentParser, default: bool | None) ->
 
 
 def _rubric(parser: argparse.ArgumentParser) -> None:
-    """--rubric FILE: a course section's own rubric, in rubric.toml's format."""
+    """--rubric RUBRIC: a course section's own rubric, in rubric.toml's format."""
     parser.add_argument(
         "--rubric",
         type=Path,
-        metavar="FILE",
+        metavar="RUBRIC",
         help="the rubric to use, in rubric.toml's format: points, thresholds, limits, [late] and [credit] "
         "(default: the grader's own)",
     )
 
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="autograde", description=f"{TITLE} autograder")
-    subcommands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+def _only(parser: argparse.ArgumentParser, help: str = "grade only these functions or classes") -> None:
+    parser.add_argument("--only", type=_names, metavar="NAME[,NAME...]", help=help)
 
-    grade = subcommands.add_parser("grade", help="grade one submission (a folder holding exercises/)")
-    grade.add_argument("submission", nargs="?", type=Path, default=Path("."), help="the submission (default: .)")
+
+def _roster_list(parser: argparse.ArgumentParser) -> None:
+    """--roster LIST: the roster's repositories, so that a student without results is listed too."""
+    _existing(parser, "--roster", "LIST", help="the roster's repositories, one a line: list each, even without results")
+
+
+def _add_grade(subcommands: argparse._SubParsersAction) -> None:
+    grade = _command(subcommands, "grade", "grade one student's fork: results.json, summary.md and a table")
+    _existing(grade, "submission", "FORK", nargs="?", default=Path("."), help="a folder holding exercises/")
     grade.add_argument("--out", type=Path, default=Path("grading"), help="where results.json and summary.md go")
-    grade.add_argument("--only", type=_names, metavar="NAME[,NAME...]", help="grade only these functions or classes")
-    grade.add_argument("--fail-under", type=float, metavar="N", help="exit 1 when the score is below N")
-    grade.add_argument("--reference", action="store_true", help="grade the reference solutions (a demonstration)")
+    _only(grade)
+    grade.add_argument("--fail-under", type=float, metavar="SCORE", help="exit 1 when the score is below SCORE")
+    grade.add_argument("--reference", action="store_true", help="grade the reference solutions instead of FORK")
     _require_isolation(grade, None)
     _rubric(grade)
     grade.set_defaults(run=_grade)
 
-    roster = subcommands.add_parser("grade-all", help="grade every submission in a folder, in parallel")
-    roster.add_argument("submissions", type=Path, help="a folder with one subfolder per student")
-    roster.add_argument("--out", type=Path, required=True, help="results go to OUT/<student>/")
-    roster.add_argument("--jobs", type=int, help="gradings at once (default: the number of cores)")
-    roster.add_argument("--force", action="store_true", help="regrade submissions that are unchanged")
-    roster.add_argument("--only", type=_names, metavar="NAME[,NAME...]", help="grade only these functions or classes")
+
+def _add_grade_all(subcommands: argparse._SubParsersAction) -> None:
+    roster = _command(subcommands, "grade-all", "grade every fork of a roster folder, in parallel, then its gradebook")
+    _existing(roster, "submissions", "ROSTER", help="a folder with one fork per student")
+    roster.add_argument("--out", type=Path, required=True, help="the gradings go to OUT/<student>/")
+    roster.add_argument("--jobs", type=int, metavar="N", help="gradings at once (default: the number of cores)")
+    roster.add_argument("--force", action="store_true", help="regrade forks that are unchanged")
+    _only(roster)
+    roster.add_argument(
+        "--time-budget",
+        type=float,
+        metavar="SECONDS",
+        help="end within this time: a grading it cuts or never starts is recorded as not graded (exit 3)",
+    )
     _require_isolation(roster, True)
     _rubric(roster)
     roster.set_defaults(
         run=lambda args: commands.grade_all_command(
-            args.submissions, args.out, args.jobs, args.force, args.only, args.require_isolation, args.rubric
+            args.submissions,
+            args.out,
+            args.jobs,
+            args.force,
+            args.only,
+            args.require_isolation,
+            args.rubric,
+            args.time_budget,
         )
     )
 
-    calibrate = subcommands.add_parser("calibrate", help="show that every threshold separates right from wrong")
-    calibrate.add_argument("--seeds", type=int, help="seeds per run (default: each item's calibration_seeds)")
+
+def _add_course_files(subcommands: argparse._SubParsersAction) -> None:
+    """The commands that write the course's own files: calibration, stubs, release, nbgrader, Gradescope."""
+    calibrate = _command(subcommands, "calibrate", "show that every threshold separates right from wrong")
+    calibrate.add_argument(
+        "--seeds", type=int, metavar="N", help="seeds per run (default: each item's calibration_seeds)"
+    )
     calibrate.set_defaults(run=lambda args: commands.calibrate_command(args.seeds))
 
-    course = subcommands.add_parser("nbgrader", help="build the nbgrader course: config and source notebooks")
-    course.add_argument("course", type=Path, metavar="COURSE_DIR", help="the course directory (created if missing)")
-    course.add_argument("--assignment", default="week07", help="the assignment's name (default: week07)")
-    course.set_defaults(run=lambda args: commands.nbgrader_command(args.course, args.assignment))
-
-    stubs = subcommands.add_parser("stubs", help="write exercises/ from the solution markers of solutions/")
-    stubs.add_argument("--check", action="store_true", help="only report whether exercises/ is up to date")
+    stubs = _command(subcommands, "stubs", "write exercises/ from the solution markers of solutions/")
+    stubs.add_argument("--check", action="store_true", help="write nothing: say whether exercises/ is up to date")
     stubs.set_defaults(run=lambda args: commands.stubs_command(args.check))
 
-    release = subcommands.add_parser("release", help="write the student repository into DIR")
-    release.add_argument("dir", type=Path, help="where the student repository goes")
-    release.add_argument("--force", action="store_true", help="replace DIR's contents (its .git folder is kept)")
+    release = _command(subcommands, "release", "write the student repository into OUT")
+    release.add_argument("dir", type=Path, metavar="OUT", help="the folder the student repository goes to")
+    release.add_argument("--force", action="store_true", help="replace OUT's contents (its .git folder is kept)")
     release.add_argument("--classroom", action="store_true", help="its workflow reports to GitHub Classroom")
     release.set_defaults(run=lambda args: commands.release_command(args.dir, args.force, args.classroom))
 
-    gradebook = subcommands.add_parser("gradebook", help="merge a roster's gradings into a CSV and an overview")
-    gradebook.add_argument("results", type=Path, help="one subfolder per student, each with results.json")
+    course = _command(subcommands, "nbgrader", "write the nbgrader course into OUT: its config and source notebooks")
+    course.add_argument("course", type=Path, metavar="OUT", help="the course folder (created if missing)")
+    course.add_argument("--assignment", default="week07", metavar="NAME", help="the assignment's name")
+    course.set_defaults(run=lambda args: commands.nbgrader_command(args.course, args.assignment))
+
+    gradescope = _command(subcommands, "gradescope", "write the Gradescope autograder bundle (a zip)")
+    gradescope.add_argument("out", type=Path, metavar="ZIP", help="the zip to write, e.g. autograder.zip")
+    gradescope.set_defaults(run=lambda args: commands.gradescope_command(args.out))
+
+
+def _add_after_grading(subcommands: argparse._SubParsersAction) -> None:
+    """The commands that read a roster's gradings: gradebook, report, merge."""
+    gradebook = _command(subcommands, "gradebook", "merge a roster's gradings into a CSV and an overview")
+    _existing(gradebook, "results", "RESULTS", help="one subfolder per student, each with results.json")
     gradebook.add_argument("--out", type=Path, default=Path("gradebook"), help="where gradebook.csv goes")
-    gradebook.add_argument("--roster", type=Path, help="list every roster repository, even without results")
+    _roster_list(gradebook)
     _rubric(gradebook)
     gradebook.set_defaults(
         run=lambda args: commands.gradebook_command(args.results, args.out, args.roster, args.rubric)
     )
 
-    report = subcommands.add_parser("report", help="write the class report: what the class got wrong, one HTML page")
-    report.add_argument("results", type=Path, help="one subfolder per student, each with results.json")
+    report = _command(subcommands, "report", "write the class report: what the class got wrong, one HTML page")
+    _existing(report, "results", "RESULTS", help="one subfolder per student, each with results.json")
     report.add_argument("--out", type=Path, required=True, help="where report.html and misconceptions.md go")
-    report.add_argument("--roster", type=Path, help="list every roster repository, even without results")
-    report.add_argument("--only", type=_names, metavar="NAME[,NAME...]", help="the functions that were graded")
+    _roster_list(report)
+    _only(report, "the functions that were graded")
     _rubric(report)
     report.set_defaults(
         run=lambda args: commands.report_command(args.results, args.out, args.roster, args.only, True, args.rubric)
     )
 
-    merge = subcommands.add_parser("merge", help="merge folders of gradings, keeping each student's newest")
-    merge.add_argument("sources", type=Path, nargs="+", metavar="SOURCE", help="folders of gradings, older first")
+    merge = _command(subcommands, "merge", "merge folders of gradings, keeping each student's newest")
+    _existing(merge, "sources", "RESULTS", nargs="+", help="folders of gradings, older first")
     merge.add_argument("--out", type=Path, required=True, help="a new folder: one subfolder per student")
-    merge.set_defaults(run=lambda args: commands.merge_command(args.sources, args.out))
+    merge.add_argument("--roster", type=Path, help="the roster file: name its students that no source holds")
+    merge.set_defaults(run=lambda args: commands.merge_command(args.sources, args.out, args.roster))
 
-    gradescope = subcommands.add_parser("gradescope", help="write the Gradescope autograder bundle (a zip)")
-    gradescope.add_argument("out", type=Path, help="the zip to write, e.g. autograder.zip")
-    gradescope.set_defaults(run=lambda args: commands.gradescope_command(args.out))
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="autograde",
+        description=f"{TITLE} autograder",
+        epilog=_epilog(SUMMARY_EXITS),
+        formatter_class=_Formatter,
+    )
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    subcommands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    _add_grade(subcommands)
+    _add_grade_all(subcommands)
+    _add_after_grading(subcommands)
+    _add_course_files(subcommands)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    missing = None if getattr(args, "reference", False) else _missing(args)
+    if missing:
+        return commands.fail(missing)
     return args.run(args)
 
 

@@ -9,14 +9,24 @@ import traceback
 from functools import partial
 from pathlib import Path
 
-from autograder import rubric, sandbox, stubs
+from autograder import integrity, rubric, sandbox, stubs
 from autograder.grading import writers
-from autograder.grading.grade import GradingError, failed_grading, grade, opted_out, run_environment
+from autograder.grading.grade import (
+    GradingError,
+    NothingToGrade,
+    failed_grading,
+    grade,
+    opted_out,
+    run_environment,
+)
+from autograder.grading.results import Failure, GradingResult
 from autograder.grading.submission import Submission
 from autograder.locations import SOLUTIONS
 from autograder.text import clean, escaped
 
-EXIT_OK, EXIT_BELOW, EXIT_ERROR = 0, 1, 2
+# 0: done; 1: below --fail-under (or a check that failed); 2: a usage error or a refusal (nothing graded);
+# 3: grade-all ran, but some students have no grade for a reason that is not theirs (grader errors, named)
+EXIT_OK, EXIT_BELOW, EXIT_ERROR, EXIT_NOT_GRADED = 0, 1, 2, 3
 
 
 def fail(reason: object, status: int = EXIT_ERROR) -> int:
@@ -51,8 +61,10 @@ def grade_by(
     selected: rubric.Rubric,
     fail_under: float | None,
     require_isolation: bool | None,
+    notes: bool = False,
 ) -> int:
-    """`grade_command` once its rubric is read (and narrowed by --only)."""
+    """`grade_command` once its rubric is read (and narrowed by --only); with `notes`, also integrity.json
+    (the instructor's integrity notes: grade-all's gradings only, never a student's own preview)."""
     started = time.monotonic()
     status = EXIT_OK
     try:
@@ -62,20 +74,33 @@ def grade_by(
         result = grade(submission, selected, require_isolation)
     except GradingError as error:
         environment = run_environment(sandbox.available(), require_isolation)
-        result = failed_grading(selected, str(error), time.monotonic() - started, environment)
+        # nothing to read is the student's; a refusal or a suite that did not run is the grader's (retried)
+        why = Failure.NOT_GRADED if isinstance(error, NothingToGrade) else Failure.GRADER_ERROR
+        result = failed_grading(selected, str(error), time.monotonic() - started, environment, why)
         status = fail(error)  # and results.json says why, below
     except Exception as error:  # a grader bug must still leave a results.json behind
         message = f"the grader failed unexpectedly ({type(error).__name__}: {escaped(str(error))})"
-        result, status = failed_grading(selected, message, time.monotonic() - started), EXIT_ERROR
+        seconds = time.monotonic() - started
+        result, status = failed_grading(selected, message, seconds, failure=Failure.GRADER_ERROR), EXIT_ERROR
         print(clean(traceback.format_exc()), file=sys.stderr)  # it may quote a student's file name
     out.mkdir(parents=True, exist_ok=True)
     writers.write_all(result, out, os.environ.get("GITHUB_STEP_SUMMARY"))  # results.json whatever else fails
+    if notes:
+        write_notes(result, out)
     print(writers.table(result))
     print(f"\nwrote {out / 'results.json'} and {out / 'summary.md'} ({result.execution_time:.1f} s)")
     if status == EXIT_OK and fail_under is not None and result.score < fail_under:
         print(f"score {result.score:g} is below --fail-under {fail_under:g}", file=sys.stderr)
         return EXIT_BELOW
     return status
+
+
+def write_notes(result: GradingResult, out: Path) -> None:
+    """out/integrity.json, written whole (a grading that stopped early has none to give: an empty one)."""
+    try:
+        integrity.write(result.integrity or integrity.Notes(), out / integrity.FILE)
+    except Exception as error:  # the notes never cost a grade
+        print(f"autograde: could not write {integrity.FILE}: {escaped(str(error))}", file=sys.stderr)
 
 
 def grade_one(
@@ -87,10 +112,12 @@ def grade_one(
 ) -> int:
     """What `grade-all` runs for each student: `autograde grade SUBMISSION --out OUT [--only ...]`, isolation
     required unless `require_isolation` is False, by the rubric grade-all read (`by`; the grader's own when
-    None): grade-all passes both in a functools.partial."""
-    if by is None:
-        return grade_command(submission, out, only, None, require_isolation)
-    return grade_by(submission, out, by.select(only), None, require_isolation)
+    None): grade-all passes both in a functools.partial. Its gradings keep the integrity notes (integrity.json)."""
+    try:
+        selected = (rubric.load() if by is None else by).select(only)
+    except ValueError as error:
+        return fail(error)
+    return grade_by(submission, out, selected, None, require_isolation, notes=True)
 
 
 def print_isolation(isolation: sandbox.Isolation) -> None:
@@ -123,6 +150,8 @@ def calibrate_command(seeds: int | None) -> int:
         rubric.load(), seeds, progress=lambda line: print(f"  {line}", file=sys.stderr, flush=True)
     )
     print(calibrate.table(rows))
+    print()
+    print(calibrate.near_chance_table(rows))
     return EXIT_OK if all(row.holds for row in rows) else EXIT_BELOW
 
 
@@ -134,11 +163,14 @@ def grade_all_command(
     only: list[str] | None,
     require_isolation: bool = True,
     rubric_file: Path | None = None,
+    budget: float | None = None,
 ) -> int:
     """Grade a roster folder in parallel; write each student's results, then the gradebook.
 
     Isolation is required unless `require_isolation` is False: where it is missing, no grading
-    starts, each student's results.json gives the reason, and the exit status is 2.
+    starts, each student's results.json gives the reason, and the exit status is 2. Every student gets an
+    outcome: those left without a grade by a grader error (tried twice) are named, and the exit status is 3.
+    `budget`: seconds the run may take (the roster workflow's shard ends before its job's timeout).
     """
     from autograder.roster import grade_all
     from autograder.roster.progress import ProgressReport
@@ -155,20 +187,40 @@ def grade_all_command(
         if require_isolation and isolation.refusal():
             return refuse_roster(submissions, out, selected, isolation)
         grade = partial(grade_one, require_isolation=require_isolation, by=selected)
-        outcomes = grade_all.grade_all(submissions, out, jobs, grade, force, ProgressReport(), only, selected)
+        outcomes = grade_all.grade_all(submissions, out, jobs, grade, force, ProgressReport(), only, selected, budget)
     except ValueError as error:
         return fail(error)
     except KeyboardInterrupt:
         print("\ninterrupted: finished gradings are kept; run the same command again to go on", file=sys.stderr)
         return 130
-    failed = [outcome for outcome in outcomes if outcome.status == grade_all.Status.GRADER_ERROR]
-    for outcome in failed:
-        print(f"grader error for {outcome.student}: {outcome.detail.splitlines()[0]}", file=sys.stderr)
-    graded = sum(outcome.status == grade_all.Status.GRADED for outcome in outcomes)
-    print(f"{graded} graded, {len(outcomes) - graded - len(failed)} skipped (unchanged), {len(failed)} grader error(s)")
-    write_gradebook(out, selected)
-    write_report(out, out, selected, None, required=False)
+    failed = print_outcomes(outcomes)
+    try:
+        write_gradebook(out, selected)
+        write_report(out, out, selected, None, required=False)
+    except OSError as error:  # a full disk: every student's results.json is written (or removed) already
+        return fail(f"could not write the gradebook or the report: {type(error).__name__}: {escaped(str(error))}")
+    if failed:
+        return fail(f"{failed} student(s) not graded because of a grader error: grade them again", EXIT_NOT_GRADED)
     return EXIT_OK
+
+
+def print_outcomes(outcomes: list) -> int:
+    """Each student without a grade, and why; the counts. Returns how many have a grader error."""
+    from autograder.roster.grade_all import Status
+
+    failed = [outcome for outcome in outcomes if outcome.status == Status.GRADER_ERROR]
+    for outcome in outcomes:
+        if outcome.status in (Status.GRADER_ERROR, Status.NOT_GRADED):
+            why = (outcome.detail.splitlines() or [""])[0]
+            print(f"{outcome.status} for {outcome.student}: {why}", file=sys.stderr)
+    counts = {status: sum(outcome.status == status for outcome in outcomes) for status in Status}
+    retried = sum(outcome.retried for outcome in outcomes)
+    print(
+        f"{counts[Status.GRADED]} graded, {counts[Status.SKIPPED]} skipped (unchanged), "
+        f"{counts[Status.NOT_GRADED]} with nothing to grade, {len(failed)} grader error(s) "
+        f"({retried} tried again alone)"
+    )
+    return len(failed)
 
 
 def refuse_roster(submissions: Path, out: Path, selected: rubric.Rubric, isolation: sandbox.Isolation) -> int:
@@ -226,11 +278,18 @@ def write_report(
         from autograder import classreport
     except ImportError as error:  # matplotlib comes with the report extra
         return fail(missing_extra(error, "report", "the class report"), EXIT_ERROR if required else EXIT_OK)
+    from autograder.roster.gradebook import GRADER_ERROR
+
     report = classreport.write(results, out, selected, expected)
+    faults = sum(student.error.startswith(GRADER_ERROR) for student in report.ungraded)
     print(
         f"wrote {out / classreport.PAGE} and {out / classreport.TABLE}: {len(report.graded)} graded, "
-        f"{len(report.ungraded)} without a grade, {len(report.misconceptions)} catalogue mistakes named"
+        f"{len(report.ungraded)} without a grade ({faults} of them by a grader error), "
+        f"{len(report.misconceptions)} catalogue mistakes named, "
+        f"{len(report.noted)} students with integrity notes (“Look at this code”)"
     )
+    if report.health.graders:  # the page says it too, in its health section
+        print(f"autograde: {report.health.graders}", file=sys.stderr)
     return EXIT_OK
 
 
@@ -254,7 +313,9 @@ def stubs_command(check: bool) -> int:
             print(f"exercises/{problem}", file=sys.stderr)
         if problems:
             print("exercises/ is out of date: run `autograde stubs`", file=sys.stderr)
-        return EXIT_BELOW if problems else EXIT_OK
+            return EXIT_BELOW
+        print("exercises/ is up to date: the stubs are what solutions/ generates")
+        return EXIT_OK
     changed = stubs.write_exercises()
     print(f"exercises/: {len(changed)} file(s) written" + (f" ({', '.join(changed)})" if changed else ""))
     return EXIT_OK
@@ -288,19 +349,38 @@ def gradebook_command(results: Path, out: Path, roster: Path | None, rubric_file
     print(f"wrote {out / 'gradebook.csv'} and {out / 'overview.md'}: {len(entries)} students")
     for entry in failed:
         print(f"  no grade for {entry.student}: {entry.error}", file=sys.stderr)
+    mixed = gradebook.mixed_graders([entry.fingerprint for entry in entries if entry.total is not None])
+    if mixed:
+        print(f"autograde: {mixed}", file=sys.stderr)
+    faults = sum(entry.error.startswith(gradebook.GRADER_ERROR) for entry in failed)
+    if faults:
+        print(f"{faults} of them not graded because of a grader error: grade them again", file=sys.stderr)
     return EXIT_OK
 
 
-def merge_command(sources: list[Path], out: Path) -> int:
-    """Copy each student's newest grading among the sources into out."""
-    from autograder.roster import merge
+def merge_command(sources: list[Path], out: Path, roster: Path | None = None) -> int:
+    """Copy each student's newest grading among the sources into out; name every student left without a grade
+    (a grading cut short, a grader error, and with `roster` a student no source holds: a shard that uploaded
+    nothing)."""
+    from autograder.roster import merge, shards
 
     try:
+        expected = shards.repositories(roster) if roster else []
         picks = merge.merge(sources, out)
-    except merge.MergeError as error:
+    except (merge.MergeError, shards.RosterError, OSError) as error:
         return fail(error)
     replaced = sum(pick.others for pick in picks)
     print(f"wrote {out}: {len(picks)} students, the newest grading of each ({replaced} older ones left out)")
+    held = {pick.student for pick in picks}
+    missing = [(escaped(pick.student), pick.no_grade) for pick in picks if pick.no_grade]
+    missing += [(name, merge.NOTHING_UPLOADED) for name in expected if shards.artifact_id(name) not in held]
+    for student, why in missing:
+        print(f"  no grade for {student}: {escaped(why)}")
+    if missing:
+        print(f"{len(missing)} student(s) without a grade: the gradebook names them; re-run them")
+    mixed = merge.mixed(picks, out)
+    if mixed:
+        print(f"autograde: {mixed}", file=sys.stderr)
     return EXIT_OK
 
 

@@ -12,6 +12,7 @@ SOLUTIONS = ROOT / "solutions"  # the reference, the single source
 EXERCISES = ROOT / "exercises"  # the stubs, generated from SOLUTIONS
 PUBLIC_TESTS = EXERCISES / "tests"  # the tests students run
 RUBRIC = PACKAGE / "rubric.toml"  # points, thresholds and limits
+LOCK = PACKAGE / "requirements.lock"  # the grading environment, pinned with hashes (pip-compile)
 SUITES = PACKAGE / "suites"  # the hidden pytest suites, with their own pytest.ini
 CHECKS = PACKAGE / "checks"  # the checks the suites call, with the catalogue and the variants
 RUNTIME = PACKAGE / "runtime"  # what the worker imports beside the student's code

@@ -5,8 +5,9 @@
 Each section of the file is one record: `[points.F]` an `Item` per aspect, `[thresholds.F.A]` a
 `Recipe`, `[limits]` the `Limits`, and the course's policies: `[late]` the `Late` work policy,
 `[credit]` the `Credit` kept for a named mistake. Every item must have its hidden test and every
-hidden test its item, whichever file is read. Standard library only: the roster workflow's jobs
-import it bare, and `python -m autograder.rubric FILE` checks a file and says what it sets.
+hidden test its item, whichever file is read; the file states its `total` at the top, and the points
+must add up to it (a typo such as `output = 50` is refused, not graded). Standard library only: the
+roster workflow's jobs import it bare, and `python -m autograder.rubric FILE` checks a file and says what it sets.
 """
 
 import ast
@@ -20,8 +21,10 @@ from typing import Any
 
 from autograder.checks.catalogue import CATALOGUE
 from autograder.locations import RUBRIC, SUITES
+from autograder.runtime.bounds import Bounds
 
 SECTIONS = ("points", "thresholds", "limits", "late", "credit")  # the tables a rubric file may hold
+SETTINGS = ("total",)  # the keys at the top of a rubric file, before any table
 KEEP = ("latest", "better")  # [late] keep: which commits are graded, and which counts
 LATE_KEYS = ("per_day", "max_days", "keep")
 DAY = timedelta(days=1)
@@ -63,14 +66,27 @@ class Limits:
     grading_timeout: float = 600.0  # seconds for a whole grading, start-up included
     memory_mb: int = 4096  # address-space ceiling of the worker
     output_kb: int = 16  # the student's output kept per call
+    text_chars: int = 2500  # characters kept of each text an answer brings back (a string, a type name, a message)
+    text_lines: int = 100  # lines kept of each such text
+    answer_chars: int = 64_000  # characters kept of all the texts of one answer together
+    disk_mb: int = 256  # what the worker may write to disk, all its files together (and any one file)
 
     @property
     def memory_bytes(self) -> int:
         return self.memory_mb << 20
 
     @property
+    def disk_bytes(self) -> int:
+        return self.disk_mb << 20
+
+    @property
     def output_bytes(self) -> int:
         return self.output_kb << 10
+
+    @property
+    def text(self) -> Bounds:
+        """What the grader takes in of an answer's texts: the rest is cut, with a note, as it is read."""
+        return Bounds(self.text_chars, self.text_lines, self.answer_chars)
 
 
 @dataclass(frozen=True)
@@ -176,11 +192,15 @@ def load(path: Path | None = None) -> Rubric:
 
 
 def _rubric(data: dict[str, Any], path: Path, text: str) -> Rubric:
-    unknown = sorted(set(data) - set(SECTIONS))
+    unknown = sorted(name for name in set(data) - set(SECTIONS) - set(SETTINGS) if isinstance(data[name], dict))
     if unknown:
         raise RubricError(f"unknown section [{unknown[0]}] (a rubric holds {', '.join(SECTIONS)})")
+    unknown = sorted(name for name in set(data) - set(SECTIONS) - set(SETTINGS))
+    if unknown:
+        raise RubricError(f"unknown setting {unknown[0]} (the top of a rubric sets only {', '.join(SETTINGS)})")
     items = _items(_table(data, "points"))
     _against_suites(items)
+    _adds_up(items, data.get("total"))
     recipes = tuple(_recipe(function, aspect, table, items) for function, aspect, table in _threshold_tables(data))
     late = _late(data["late"]) if "late" in data else None
     credit = _credit(_table(data, "credit"))
@@ -213,6 +233,19 @@ def _items(points: dict[str, Any]) -> tuple[Item, ...]:
     return tuple(items)
 
 
+def _adds_up(items: tuple[Item, ...], total: Any) -> None:
+    """The points add up to the total the file states: a mistyped item's points cannot pass unseen."""
+    if total is None:
+        raise RubricError("total is missing: state the points the items add up to, e.g. total = 100 at the top")
+    if isinstance(total, bool) or not isinstance(total, (int, float)) or total <= 0:
+        raise RubricError(f"total must be a number above 0, not {total!r}")
+    found = sum(item.points for item in items)
+    if not math.isclose(found, total, abs_tol=1e-9):
+        raise RubricError(
+            f"the points add up to {found:g}, not total = {total:g}: an item's points or the total is wrong"
+        )
+
+
 def _threshold_tables(data: dict[str, Any]) -> list[tuple[str, str, dict[str, Any]]]:
     """(function, aspect, table) of each [thresholds.F.A], in the file's order."""
     found = []
@@ -240,13 +273,20 @@ def _recipe(function: str, aspect: str, table: dict[str, Any], items: tuple[Item
         aspect,
         str(table["describe"]),
         table["task"],
-        _number(table["threshold"], f"{where}.threshold"),
-        _number(table["lesson"], f"{where}.lesson"),
+        _accuracy(table["threshold"], f"{where}.threshold"),
+        _accuracy(table["lesson"], f"{where}.lesson"),
         tuple(seeds),
         int(_number(table["calibration_seeds"], f"{where}.calibration_seeds")),
         _number(table["timeout"], f"{where}.timeout"),
         dict(table),
     )
+
+
+def _accuracy(value: Any, where: str) -> float:
+    """An accuracy: above 0 and at most 1 (0.70 for 70%); RubricError naming `where` otherwise."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value <= 1:
+        raise RubricError(f"{where} must be an accuracy above 0 and at most 1 (0.70 for 70%), not {value!r}")
+    return float(value)
 
 
 def _limits(table: dict[str, Any]) -> Limits:

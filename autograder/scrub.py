@@ -79,6 +79,8 @@ class Fragments:
 
     def quoted_in(self, line: str) -> bool:
         line = squeeze(line)
+        if len(line) < SHORTEST:  # too short to quote anything: most lines of a flood of them
+            return False
         if any(window in self.windows for window in _windows(line)):
             return True
         return any(fragment in line for fragment in self.short)

@@ -5,7 +5,8 @@ notebooks, where the student's code already runs in the kernel). Both take the
 same arguments, turn modules, optimizers and generators into descriptions, and
 return a `Call`: the value, what happened to module arguments, gradients, the
 recurrent layers used and the output printed. Failures raise a `StudentError`
-whose message is the feedback.
+whose message is the feedback. A remote call's time covers the grader's reading of its
+answer too: one read past the call's timeout or the grading's deadline ends as a timeout.
 """
 
 import importlib
@@ -31,8 +32,10 @@ TODO_LABEL = re.compile(r"TODO \d+ · [^:]+")
 DEATH_HINTS = {
     "timeout": "an endless loop, or far too much work?",
     "out of memory": "a tensor far larger than the inputs?",
+    "disk full": "files written in a loop? Keep data in memory: nothing here needs a file.",
     "exit": "sys.exit, os._exit or a kill in your code?",
     "crash": "the Python process itself failed",
+    "not started": "not your code: the grader's machine was too busy, and the grading is tried again",
 }
 
 
@@ -58,7 +61,7 @@ class ImportFailed(StudentError):
 
 
 class Died(StudentError):
-    """The worker hung, crashed, exited or ran out of memory."""
+    """The worker hung, crashed, exited, ran out of memory or filled its disk."""
 
     def __init__(self, message: str, kind: str) -> None:
         super().__init__(message)
@@ -223,6 +226,7 @@ class Runner:
         request = _request(target, args, kwargs, seed, grad, self.threads)
         response, output = self._answer(request, timeout)
         response = self.scrub(response)
+        self._in_time(target)
         if not response.get("ok"):
             raise _failure(response, target, self.not_read)
         call = _call_from(response, output)
@@ -232,9 +236,16 @@ class Runner:
     def _answer(self, request: dict[str, Any], timeout: float | None) -> tuple[dict[str, Any], str]:
         raise NotImplementedError
 
+    def fresh(self) -> None:
+        """The next call runs in a new process with the student's modules imported anew (nothing that an
+        earlier call, or an import, left behind in the old one answers it). In process: nothing to renew."""
+
     def scrub(self, value: Any) -> Any:
         """Every text in `value` that came from the student's side, without quotes of the grader's files."""
         return value if self.scrubber is None else self.scrubber.value(value)
+
+    def _in_time(self, target: str) -> None:
+        """Raise Died when the grader's own work on the answer ran past the call's time (no limit here)."""
 
 
 class Remote(Runner):
@@ -254,6 +265,7 @@ class Remote(Runner):
         self.not_read = not_read or {}
         self.deadline = deadline  # time.monotonic() by which the whole grading must end
         self.transcript: list[str] = []  # what the student's code printed, call by call
+        self.call_seconds = 0.0  # the current call's timeout
 
     def _answer(self, request: dict[str, Any], timeout: float | None) -> tuple[dict[str, Any], str]:
         target = request["target"]
@@ -263,6 +275,7 @@ class Remote(Runner):
             if left <= 1:
                 raise Died("The time for the whole grading ran out before this item could run.", "timeout")
             timeout = min(timeout, left)
+        self.call_seconds = timeout
         try:
             response = self.worker.request(request, timeout)
         except WorkerDied as death:
@@ -273,6 +286,22 @@ class Remote(Runner):
             message = f"{_subject(target)} did not finish ({death.kind}): {death.detail}. {hint}"
             raise Died(message, death.kind) from None
         return response, self._keep_output()
+
+    def _in_time(self, target: str) -> None:
+        """The call's timeout and the grading's deadline hold the grader's reading of the answer too (its
+        decoding and scrubbing): past either, the call ends as a timeout, whatever it answered."""
+        now = time.monotonic()
+        if self.deadline is not None and now > self.deadline:
+            detail = "the time for the whole grading ran out before its answer was read"
+        elif now > self.worker.answer_by:
+            detail = f"the grader's reading of its answer ran past the call's {self.call_seconds:g} s"
+        else:
+            return
+        hint = "An answer far larger than the task asks for?"
+        raise Died(f"{_subject(target)} did not finish (timeout): {detail}. {hint}", "timeout")
+
+    def fresh(self) -> None:
+        self.worker.close()  # the next request starts a new worker, layers and all
 
     def _keep_output(self) -> str:
         """The call's output, scrubbed, added to the transcript."""

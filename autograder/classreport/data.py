@@ -8,14 +8,15 @@ reading of the folders (who was graded, who was not and why).
 import json
 import statistics
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import NamedTuple
 
-from autograder import stubs
+from autograder import integrity, stubs
 from autograder.checks.catalogue import CATALOGUE, MISTAKES
+from autograder.fingerprint import SHORT, recorded
 from autograder.grading.results import Failure
-from autograder.roster.gradebook import Entry, collect, late_note
+from autograder.roster.gradebook import Entry, collect, late_note, mixed_graders
 from autograder.rubric import Rubric, late_policy
 
 # item failures that say the grading of the item went wrong, not the answer
@@ -24,7 +25,9 @@ TROUBLE = {
     Failure.CRASH: "crashed",
     Failure.EXIT: "exited the process",
     Failure.OUT_OF_MEMORY: "ran out of memory",
+    Failure.DISK_FULL: "filled its disk",
     Failure.GRADER_ERROR: "grader error",
+    Failure.NOT_STARTED: "worker did not start",
     Failure.NOT_RUN: "did not run",
 }
 EXAMPLE_LINES = 8  # lines of feedback shown as a mistake's example
@@ -95,6 +98,14 @@ class LookAt:
     reason: str
 
 
+@dataclass
+class Noted:
+    """One student's integrity notes (integrity.json): lines of code to read, never a penalty by themselves."""
+
+    student: str
+    notes: integrity.Notes
+
+
 class Timed(NamedTuple):
     student: str
     seconds: float
@@ -106,6 +117,7 @@ class Health:
     slowest: list[Timed]  # the three slowest gradings
     versions: dict[str, Counter]  # "grader_version" -> Counter of values
     isolation: dict[str, Counter]  # an isolation key -> Counter of its values, across gradings
+    graders: str = ""  # the warning when the graded students were graded by different graders (fingerprints)
 
 
 @dataclass
@@ -120,6 +132,7 @@ class ClassReport:
     health: Health
     late_policy: str = ""  # the rubric's [late] in a sentence; "" without one
     credit: dict[str, float] | None = None  # the rubric's [credit]: catalogue id -> fraction kept
+    noted: list[Noted] = field(default_factory=list)  # students whose code has integrity notes, in roster order
 
     @property
     def graded(self) -> list[StudentRecord]:
@@ -305,15 +318,30 @@ def health(students: list[StudentRecord]) -> Health:
         for key in ("grader_version", "torch_version", "python_version"):
             if key in one.environment:
                 versions.setdefault(key, Counter())[str(one.environment[key])] += 1
+        if one.environment:  # a grading's record: the grader that made it, in short
+            stamp = recorded({"extra_data": one.environment})[:SHORT]
+            versions.setdefault("fingerprint", Counter())[stamp or "none recorded"] += 1
         for key, value in _flatten(_dict(one.environment.get("isolation"))).items():
             isolation.setdefault(key, Counter())[value] += 1
     slowest = sorted(timed, key=lambda one: -one.seconds)[:3]
-    return Health([one.seconds for one in timed], slowest, versions, isolation)
+    graders = mixed_graders([recorded({"extra_data": one.environment}) for one in students if one.total is not None])
+    return Health([one.seconds for one in timed], slowest, versions, isolation, graders)
+
+
+def noted(entries: list[Entry]) -> list[Noted]:
+    """The integrity notes of each student's grading (its integrity.json): those with a note, or a module not read."""
+    found = []
+    for entry in entries:
+        notes = integrity.read(entry.folder / integrity.FILE) if entry.folder else integrity.Notes()
+        if notes.notes or notes.more or notes.not_analysed:
+            found.append(Noted(entry.student, notes))
+    return found
 
 
 def build(results: Path, rubric: Rubric, roster: list[str] | None = None) -> ClassReport:
     """The class report's data for the gradings under `results` (one folder per student)."""
-    students = [record(entry, rubric) for entry in collect(results, rubric, roster)]
+    entries = collect(results, rubric, roster)
+    students = [record(entry, rubric) for entry in entries]
     graded = [one for one in students if one.total is not None]
     todos, items = shares(graded, rubric)
     return ClassReport(
@@ -327,4 +355,5 @@ def build(results: Path, rubric: Rubric, roster: list[str] | None = None) -> Cla
         health=health(students),
         late_policy=late_policy(rubric.late) if rubric.late else "",
         credit=dict(rubric.credit.fractions) or None,
+        noted=noted(entries),
     )

@@ -10,7 +10,7 @@ from html import escape
 
 import autograder
 from autograder.classreport import charts
-from autograder.classreport.data import ClassReport, Misconception, Share, StudentRecord, Threshold
+from autograder.classreport.data import ClassReport, Misconception, Noted, Share, StudentRecord, Threshold
 from autograder.rubric import percent
 from autograder.text import number
 
@@ -42,6 +42,7 @@ SECTIONS = {
     "full-marks": "Full marks per TODO and per item",
     "thresholds": "Training thresholds",
     "look-at": "Students to look at",
+    "integrity": "Look at this code",
     "health": "Grading health",
 }
 
@@ -200,13 +201,47 @@ def look_at(report: ClassReport) -> str:
     return "\n".join(parts)
 
 
+INTEGRITY = (
+    "<p>Lines of the students' modules that reach for the grader or the machine, found by reading the code "
+    "(none of it run): the grader's runtime or the reference, frames and the call stack, patches of torch, "
+    "<code>nn</code>, builtins or the import system, <code>/proc</code>, other processes, the network, files "
+    "outside the submission. A note is never a penalty by itself, and no student sees it: read the line, "
+    "and the code around it.</p>"
+)
+
+
+def _integrity_rows(one: Noted) -> list[list[str]]:
+    student = escape(one.student)
+    rows = [
+        [student, escape(note.kind.describe), f"<code>{escape(f'{note.module}:{note.line}')}</code>", _pre(note.text)]
+        for note in one.notes.notes
+    ]
+    if one.notes.more:
+        rows.append([student, "", "", escape(f"... and {one.notes.more} more notes, not kept")])
+    for module, why in one.notes.not_analysed.items():
+        rows.append([student, "not analysed", f"<code>{escape(module)}</code>", escape(why)])
+    return rows
+
+
+def _pre(text: str) -> str:
+    return f"<pre>{escape(text)}</pre>"
+
+
+def integrity(report: ClassReport) -> str:
+    if not report.noted:
+        return INTEGRITY + "<p class='muted'>No note for any student.</p>"
+    count = f"<p>{len(report.noted)} of {len(report.students)} students have notes.</p>"
+    rows = [row for one in report.noted for row in _integrity_rows(one)]
+    return INTEGRITY + count + _table(["student", "what", "where", "the line"], rows, "integrity-table")
+
+
 def _counted(counter) -> str:
     return "; ".join(f"{escape(value)} ({count})" for value, count in counter.most_common())
 
 
 def health(report: ClassReport) -> str:
     state = report.health
-    parts = []
+    parts = [f'<p class="warning">⚠ {escape(state.graders)}</p>'] if state.graders else []
     if state.seconds:
         ordered = sorted(state.seconds)
         middle = statistics.median(ordered)
@@ -229,6 +264,7 @@ RENDERERS = {
     "full-marks": full_marks,
     "thresholds": thresholds,
     "look-at": look_at,
+    "integrity": integrity,
     "health": health,
 }
 

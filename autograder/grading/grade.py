@@ -19,7 +19,8 @@ from pathlib import Path
 
 import pytest
 
-from autograder import __version__, sandbox
+from autograder import __version__, integrity, sandbox
+from autograder.fingerprint import fingerprint
 from autograder.grading.plugin import GradingPlugin, Outcome
 from autograder.grading.results import Credited, Failure, GradingResult, ItemResult
 from autograder.grading.submission import (
@@ -62,6 +63,10 @@ class GradingError(Exception):
     """Grading could not run at all (not the student's fault: a missing folder, a bad option)."""
 
 
+class NothingToGrade(GradingError):
+    """The submission has nothing the grader can read (no exercises/ folder): the student's to fix, not retried."""
+
+
 class IsolationRequired(GradingError):
     """`--require-isolation`, and the worker would not be isolated here: the grading refuses to run."""
 
@@ -72,7 +77,7 @@ def copy_submission(submission: Path | Submission, target: Path) -> Copied:
     try:
         modules_left_out = copy_modules(submission, target / "exercises")
     except SubmissionError as error:
-        raise GradingError(str(error)) from None
+        raise NothingToGrade(str(error)) from None
     if not (target / "exercises" / "__init__.py").exists():
         (target / "exercises" / "__init__.py").write_text("")
     not_read = [*modules_left_out, *(entry for entry in submission.left_out if submission.module_of(entry.path))]
@@ -114,6 +119,21 @@ def suites_environment() -> Iterator[None]:
             _set(name, value)
 
 
+@contextmanager
+def caches_in(folder: Path) -> Iterator[None]:
+    """Caches that an import makes (torch._dynamo makes inductor's folder in $TMPDIR) made in the grading's
+    own folder, which goes with it, while the block runs; imported already (a roster's server), nothing."""
+    previous = os.environ.get(INDUCTOR_CACHE)
+    _set(INDUCTOR_CACHE, previous or str(folder / "torchinductor"))
+    try:
+        yield
+    finally:
+        _set(INDUCTOR_CACHE, previous)
+
+
+INDUCTOR_CACHE = "TORCHINDUCTOR_CACHE_DIR"
+
+
 def _set(name: str, value: str | None) -> None:
     if value is None:
         os.environ.pop(name, None)
@@ -125,7 +145,13 @@ def limits_from(rubric: Rubric) -> WorkerLimits:
     """The worker's bounds: the rubric's limits, and what its items will import."""
     preload = dict.fromkeys(name for item in rubric.items for name in PRELOAD.get(item.function, ()))
     limits = rubric.limits
-    return WorkerLimits(memory_bytes=limits.memory_bytes, output_bytes=limits.output_bytes, preload=tuple(preload))
+    return WorkerLimits(
+        memory_bytes=limits.memory_bytes,
+        output_bytes=limits.output_bytes,
+        disk_bytes=limits.disk_bytes,
+        text=limits.text,
+        preload=tuple(preload),
+    )
 
 
 def grade(submission: Path | Submission, rubric: Rubric, require_isolation: bool | None = None) -> GradingResult:
@@ -143,14 +169,17 @@ def grade(submission: Path | Submission, rubric: Rubric, require_isolation: bool
     with grading_folder() as folder:
         copy = folder / "submission"
         copied = copy_submission(submission, copy)
+        sources = integrity.sources(copy / "exercises")  # what was copied, read before any of it runs
         # the worker starts first: it imports torch and warms up while this process does the same
         limits = limits_from(rubric)
         with Worker(copy, folder, limits, bool(require_isolation)) as worker:
+            notes = integrity.analyse(sources)  # while the worker starts
             with one_torch_thread():
                 from autograder.student import Remote  # imports torch, as the worker does meanwhile
 
-                for name in limits.preload:
-                    importlib.import_module(name)
+                with caches_in(folder):
+                    for name in limits.preload:
+                        importlib.import_module(name)
                 try:
                     if require_isolation:
                         worker.await_ready()  # its layers checked before any student code runs
@@ -166,10 +195,18 @@ def grade(submission: Path | Submission, rubric: Rubric, require_isolation: bool
             isolation = worker.isolation
     items = [_item_result(item, outcomes.get(item.name), rubric.credit) for item in rubric.items]
     environment = {**run_environment(isolation, require_isolation), "torch_version": version("torch")}
+    environment["fingerprint"] = fingerprint(rubric.text).as_dict()  # what made this grade: grade-all's key too
     notice = opted_out(isolation) if require_isolation is False else ""
     seconds = round(time.monotonic() - started, 2)
     return GradingResult(
-        items, seconds, environment, copied.left_out, notice=notice, more_ignored=copied.more, listing_cut=copied.cut
+        items,
+        seconds,
+        environment,
+        copied.left_out,
+        notice=notice,
+        more_ignored=copied.more,
+        listing_cut=copied.cut,
+        integrity=notes,
     )
 
 
@@ -245,9 +282,18 @@ def _credited(item: Item, outcome: Outcome, credit: Credit | None) -> Credited |
 
 
 def failed_grading(
-    rubric: Rubric, error: str, seconds: float, environment: dict[str, object] | None = None
+    rubric: Rubric,
+    error: str,
+    seconds: float,
+    environment: dict[str, object] | None = None,
+    failure: Failure = Failure.NOT_GRADED,
 ) -> GradingResult:
-    """The result written when grading itself could not finish: every item at 0, the reason given."""
-    outcome = Outcome(False, f"Not graded: {error}", failure=Failure.NOT_GRADED)
+    """The result written when grading itself could not finish: every item at 0, the reason given.
+
+    `failure`: NOT_GRADED when the submission is why (nothing to read), GRADER_ERROR when it is not the
+    student's doing (a grader bug, a refusal of the machine's): then the gradebook shows no grade, never a 0."""
+    outcome = Outcome(False, f"Not graded: {error}", failure=failure)
     items = [_item_result(item, outcome) for item in rubric.items]
-    return GradingResult(items, round(seconds, 2), environment or {"grader_version": __version__}, [], error)
+    recorded = environment or {"grader_version": __version__}
+    recorded.setdefault("fingerprint", fingerprint(rubric.text).as_dict())
+    return GradingResult(items, round(seconds, 2), recorded, [], error)

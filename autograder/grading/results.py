@@ -4,6 +4,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 
 from autograder.grading.submission import LeftOut
+from autograder.integrity import Notes
 
 
 class Failure(StrEnum):
@@ -17,9 +18,15 @@ class Failure(StrEnum):
     CRASH = "crash"  # ... the Python process failed
     EXIT = "exit"  # ... the student's code ended it
     OUT_OF_MEMORY = "out of memory"  # ... it reached the memory ceiling
+    DISK_FULL = "disk full"  # ... it wrote past its disk bound (sandbox/disk.py)
     GRADER_ERROR = "grader error"  # the check itself could not run: not the student's doing
+    NOT_STARTED = "not started"  # the worker did not warm up in time (before any student code): not theirs
     NOT_RUN = "not run"  # the grading stopped before the item
     NOT_GRADED = "not graded"  # the grading could not run at all
+
+
+# failures that are never the student's doing: the grading is tried again, and never stands as a grade
+NOT_THE_STUDENTS = frozenset({Failure.GRADER_ERROR, Failure.NOT_STARTED})
 
 
 @dataclass(frozen=True)
@@ -58,6 +65,8 @@ class GradingResult:
     notice: str = ""  # what the reports say first (an explicit opt-out of isolation)
     more_ignored: int = 0  # files not read beyond those in `ignored`
     listing_cut: bool = False  # the listing of a huge tree stopped early: there may be more
+    # the integrity notes, for the instructor only: never in results.json nor summary.md (integrity.json)
+    integrity: Notes | None = None
 
     @property
     def score(self) -> float:

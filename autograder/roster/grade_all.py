@@ -6,8 +6,14 @@ grade it (so a submission that crashes a grader takes down only its own), at mos
 processes are forked from a server that has imported torch, scikit-learn, pytest and
 the checks once (multiprocessing's forkserver): every grading starts from that same
 state, without paying about 4 s of CPU for the imports again. A grading whose inputs
-(the submission's modules, the rubric, the grader version) are unchanged since the
-last run is skipped. Ctrl-C stops the running gradings and keeps every finished one.
+(the submission's modules, the rubric, the grader's fingerprint: its files and the versions
+it runs with) are unchanged since the last run is skipped. Ctrl-C stops the running gradings
+and keeps every finished one.
+
+Every student gets an outcome, whatever one grading did: an error in this module's own bookkeeping (a full
+disk) is that student's grader error, and the run goes on. A grading that failed for a reason that is not the
+student's (a grader error, a worker that did not warm up, a grading process that crashed) is graded again,
+once, alone, after the others; if it fails again, no grade stands for it (its results.json says grader error).
 
 What grades one submission is passed in (`autograde grade`'s command function): this module
 orchestrates gradings and imports nothing of the command line.
@@ -15,6 +21,7 @@ orchestrates gradings and imports nothing of the command line.
 
 import contextlib
 import hashlib
+import json
 import multiprocessing
 import os
 import pkgutil
@@ -27,11 +34,16 @@ from enum import StrEnum
 from multiprocessing.process import BaseProcess
 from pathlib import Path
 
-from autograder import __version__, checks
+from autograder import checks
+from autograder.fingerprint import fingerprint
 from autograder.grading import writers
 from autograder.grading.grade import PRELOAD, failed_grading
+from autograder.grading.results import Failure
 from autograder.grading.submission import Module, Submission, SubmissionError, modules
+from autograder.integrity import FILE as INTEGRITY_FILE
+from autograder.roster import gradebook
 from autograder.rubric import Rubric, load
+from autograder.text import escaped
 
 KEY_FILE = "grading-key.txt"
 SLACK = 120.0  # seconds beyond the rubric's grading cap before a grading process is killed
@@ -42,7 +54,10 @@ class Status(StrEnum):
 
     GRADED = "graded"
     SKIPPED = "skipped"  # unchanged since its last grading, which stands
-    GRADER_ERROR = "grader error"  # the grading process failed: its results.json says so
+    NOT_GRADED = "not graded"  # the submission has nothing to grade (no exercises/): its results.json says so
+    # the grading failed for a reason that is not the student's (the grader, its bookkeeping, the machine, the
+    # run's time), even when tried again alone: no grade stands, and grade-all's exit status says so
+    GRADER_ERROR = "grader error"
 
 
 @dataclass
@@ -51,6 +66,7 @@ class SubmissionOutcome:
     status: Status
     seconds: float = 0.0
     detail: str = ""  # a grader error's cause and the end of its log
+    retried: bool = False  # graded a second time, alone, after a failure that was not the student's
 
 
 def students(submissions: Path) -> list[Path]:
@@ -58,8 +74,10 @@ def students(submissions: Path) -> list[Path]:
 
 
 def grading_key(submission: Path, rubric: Rubric, only: list[str] | None = None, settings: str = "") -> str:
-    """What a grading depends on: the grader, the rubric, --only, the grading's settings and the student's modules."""
-    digest = hashlib.sha256(f"{__version__}\n{sorted(only or [])}\n{settings}\n".encode())
+    """What a grading depends on: the grader's fingerprint (its files, the versions it runs with, the rubric),
+    --only, the grading's settings and the student's modules. A changed check changes every student's key."""
+    stamp = fingerprint(rubric.text).digest
+    digest = hashlib.sha256(f"{stamp}\n{sorted(only or [])}\n{settings}\n".encode())
     digest.update(rubric.text.encode("utf-8"))
     with contextlib.suppress(SubmissionError):  # no package to read: the grading will say so
         for read in modules(Submission(submission)):
@@ -116,6 +134,32 @@ def _ended(status: int | None) -> str:
     return f"the grading process ended with status {status}"
 
 
+def grader_fault(out: Path, status: int | None) -> str:
+    """Why the grading in `out` is not the student's doing; '' when its result stands as their grade.
+
+    Exit 0 or 2 with a results.json whose items failed only for the student's reasons stands; a process that
+    crashed or was killed, a results.json that cannot be read, or an item failed by the grader (a grader
+    error, a worker that did not warm up) does not."""
+    if status not in (0, 2):
+        return _ended(status)
+    try:
+        document = json.loads((out / "results.json").read_text(encoding="utf-8"))
+        return gradebook.grader_fault(list(document["tests"]))
+    except (OSError, ValueError, TypeError, KeyError) as problem:
+        return f"its results.json could not be read ({type(problem).__name__})"
+
+
+def write_key(out: Path, key: str) -> None:
+    """The grading key, whole or not at all (temporary file, then rename): a key cut short would never match,
+    but a stale one must never stand beside a new grading."""
+    temporary = out / f".{KEY_FILE}.tmp"
+    try:
+        temporary.write_text(key + "\n")
+        os.replace(temporary, out / KEY_FILE)
+    finally:
+        temporary.unlink(missing_ok=True)
+
+
 def record_outcome(
     submission: Path,
     out: Path,
@@ -125,17 +169,60 @@ def record_outcome(
     only: list[str] | None,
     settings: str = "",
 ) -> SubmissionOutcome:
+    """What became of one grading process; an error in this bookkeeping itself (a full disk) is the student's
+    grader error, never the end of the run."""
     seconds = time.monotonic() - started
+    try:
+        return _record(submission, out, status, seconds, rubric, only, settings)
+    except OSError as error:
+        with contextlib.suppress(OSError):
+            (out / KEY_FILE).unlink(missing_ok=True)
+        reason = f"the grader could not record this grading ({type(error).__name__}: {escaped(str(error))})"
+        write_failure(out, rubric, only, reason, seconds)  # its results.json must not stand without its record
+        return SubmissionOutcome(submission.name, Status.GRADER_ERROR, seconds, reason)
+
+
+def _record(
+    submission: Path,
+    out: Path,
+    status: int | None,
+    seconds: float,
+    rubric: Rubric,
+    only: list[str] | None,
+    settings: str,
+) -> SubmissionOutcome:
     name = submission.name
-    if status == 0 and (out / "results.json").exists():
-        (out / KEY_FILE).write_text(grading_key(submission, rubric, only, settings) + "\n")
-        return SubmissionOutcome(name, Status.GRADED, seconds)
-    error = _ended(status)
-    log = (out / "grader.log").read_text(errors="replace")[-2000:] if (out / "grader.log").exists() else ""
-    if not (out / "results.json").exists() or status not in (0, 2):
-        result = failed_grading(rubric.select(only), f"{error}; see grader.log", seconds)
-        writers.write_all(result, out)
-    return SubmissionOutcome(name, Status.GRADER_ERROR, seconds, (error + "\n" + log).strip())
+    fault = grader_fault(out, status)
+    if not fault:
+        if status == 0:
+            write_key(out, grading_key(submission, rubric, only, settings))
+            return SubmissionOutcome(name, Status.GRADED, seconds)
+        return SubmissionOutcome(name, Status.NOT_GRADED, seconds, _log_line(out))
+    if status not in (0, 2) or not (out / "results.json").exists():
+        write_failure(out, rubric, only, f"{fault}; see grader.log", seconds)
+    log = _log_tail(out)
+    return SubmissionOutcome(name, Status.GRADER_ERROR, seconds, (fault + "\n" + log).strip())
+
+
+def _log_tail(out: Path) -> str:
+    return (out / "grader.log").read_text(errors="replace")[-2000:] if (out / "grader.log").exists() else ""
+
+
+def _log_line(out: Path) -> str:
+    """Why a submission had nothing to grade: the reason grade printed (`autograde: ...`)."""
+    lines = [line for line in _log_tail(out).splitlines() if line.startswith("autograde: ")]
+    return lines[-1].removeprefix("autograde: ") if lines else ""
+
+
+def write_failure(out: Path, rubric: Rubric, only: list[str] | None, reason: str, seconds: float = 0.0) -> None:
+    """A results.json that gives no grade (every item a grader error, the reason given), or none at all: an
+    older results.json must not stand for a grading that failed."""
+    result = failed_grading(rubric.select(only), reason, seconds, failure=Failure.GRADER_ERROR)
+    try:
+        writers.write_all(result, out)  # results.json whole or not at all; raises when not even its scores fit
+    except OSError:
+        with contextlib.suppress(OSError):
+            (out / "results.json").unlink(missing_ok=True)
 
 
 Progress = Callable[[SubmissionOutcome, int, int], None]
@@ -158,6 +245,7 @@ def _context(grade: GradeOne) -> multiprocessing.context.BaseContext:
 def _start(grade: GradeOne, submission: Path, out: Path, only: list[str] | None) -> _Running:
     out.mkdir(parents=True, exist_ok=True)
     (out / KEY_FILE).unlink(missing_ok=True)  # until this grading finishes, nothing here is current
+    (out / INTEGRITY_FILE).unlink(missing_ok=True)  # nor the notes of an earlier grading
     arguments = (grade, str(submission), str(out), only)
     process = _context(grade).Process(target=grading_process, args=arguments, name=submission.name)
     process.start()
@@ -176,6 +264,88 @@ def _stop_all(running: dict[Path, _Running]) -> None:
             job.process.join()
 
 
+@dataclass
+class _Run:
+    """What every grading of one grade-all shares: how to grade, where, by what, until when."""
+
+    grade: GradeOne
+    out: Path
+    only: list[str] | None
+    rubric: Rubric
+    stop: float | None  # time.monotonic() by which the run ends (its budget); None: no bound
+
+    @property
+    def settings(self) -> str:
+        return settings_of(self.grade)
+
+    def cut(self, submission: Path, why: str, seconds: float = 0.0) -> SubmissionOutcome:
+        """A grading the run's time cut (never started, or stopped): recorded, never a grade."""
+        reason = f"{why}; grade this student again"
+        with contextlib.suppress(OSError):
+            (self.out / submission.name).mkdir(parents=True, exist_ok=True)
+            (self.out / submission.name / KEY_FILE).unlink(missing_ok=True)
+        write_failure(self.out / submission.name, self.rubric, self.only, reason, seconds)
+        return SubmissionOutcome(submission.name, Status.GRADER_ERROR, seconds, reason)
+
+
+def _time_left(run: _Run) -> bool:
+    return run.stop is None or time.monotonic() < run.stop
+
+
+def _launch(run: _Run, submission: Path) -> _Running | SubmissionOutcome:
+    """Start one grading; a folder that cannot be written or a process that cannot start is its grader error."""
+    if not _time_left(run):
+        return run.cut(submission, "the run's time budget ran out before this grading could start")
+    try:
+        return _start(run.grade, submission, run.out / submission.name, run.only)
+    except OSError as error:
+        return SubmissionOutcome(
+            submission.name,
+            Status.GRADER_ERROR,
+            0.0,
+            f"the grading could not start ({type(error).__name__}: {escaped(str(error))})",
+        )
+
+
+def _finished(run: _Run, submission: Path, job: _Running, limit: float) -> SubmissionOutcome | None:
+    """The outcome of a grading that ended (killed once past its cap or the run's budget); None while it runs."""
+    over_budget = not _time_left(run)
+    if job.process.is_alive() and (time.monotonic() - job.started > limit or over_budget):
+        job.process.kill()
+    if job.process.is_alive():
+        return None
+    job.process.join()
+    if over_budget and job.process.exitcode is not None and job.process.exitcode < 0:
+        return run.cut(submission, "the run's time budget ran out during this grading", time.monotonic() - job.started)
+    return record_outcome(
+        submission, run.out / submission.name, job.process.exitcode, job.started, run.rubric, run.only, run.settings
+    )
+
+
+def _grade(run: _Run, queue: list[Path], jobs: int, done: Callable[[SubmissionOutcome], None]) -> None:
+    """Grade `queue`, `jobs` at a time; `done` gets each outcome as it comes."""
+    limit = run.rubric.limits.grading_timeout + SLACK
+    queue, running = list(queue), {}
+    try:
+        while queue or running:
+            while queue and len(running) < jobs:
+                submission = queue.pop(0)
+                started = _launch(run, submission)
+                if isinstance(started, SubmissionOutcome):
+                    done(started)
+                else:
+                    running[submission] = started
+            time.sleep(0.2 if running else 0)
+            for submission, job in list(running.items()):
+                outcome = _finished(run, submission, job, limit)
+                if outcome is not None:
+                    del running[submission]
+                    done(outcome)
+    except KeyboardInterrupt:
+        _stop_all(running)
+        raise
+
+
 def grade_all(
     submissions: Path,
     out: Path,
@@ -185,13 +355,17 @@ def grade_all(
     progress: Progress | None = None,
     only: list[str] | None = None,
     rubric: Rubric | None = None,
+    budget: float | None = None,
 ) -> list[SubmissionOutcome]:
     """Grade every subdirectory of `submissions` into `out/<student>/` by `grade`, `jobs` at a time.
 
     `rubric` (the grader's own when None), read once, is what `grade` grades by: its grading time bounds each
-    grading process, its text is part of each grading's key, and a grading that dies is written against it."""
+    grading process, its text is part of each grading's key, and a grading that dies is written against it.
+    A grading that fails for a reason that is not the student's is graded again once, alone, after the others.
+    `budget`: seconds the whole run may take; a grading it cuts or never starts is a grader error (recorded)."""
     rubric = rubric or load()
     report = progress or (lambda *_: None)
+    run = _Run(grade, out, only, rubric, None if budget is None else time.monotonic() + budget)
     queue, outcomes = [], []
     for submission in students(submissions):
         if not force and up_to_date(submission, out / submission.name, rubric, only, settings_of(grade)):
@@ -201,29 +375,18 @@ def grade_all(
     total = len(queue) + len(outcomes)
     for number, outcome in enumerate(outcomes, 1):
         report(outcome, number, total)
-    limit = rubric.limits.grading_timeout + SLACK
-    running: dict[Path, _Running] = {}
-    try:
-        while queue or running:
-            while queue and len(running) < jobs:
-                submission = queue.pop(0)
-                running[submission] = _start(grade, submission, out / submission.name, only)
-            time.sleep(0.2)
-            for submission, job in list(running.items()):
-                if job.process.is_alive() and time.monotonic() - job.started > limit:
-                    job.process.kill()
-                if job.process.is_alive():
-                    continue
-                job.process.join()
-                del running[submission]
-                status = job.process.exitcode
-                settings = settings_of(grade)
-                record = record_outcome(submission, out / submission.name, status, job.started, rubric, only, settings)
-                outcomes.append(record)
-                report(outcomes[-1], len(outcomes), total)
-    except KeyboardInterrupt:
-        _stop_all(running)
-        raise
+    again: list[Path] = []
+
+    def done(outcome: SubmissionOutcome, retried: bool = False) -> None:
+        if outcome.status == Status.GRADER_ERROR and not retried and _time_left(run):
+            again.append(submissions / outcome.student)  # reported once tried again
+            return
+        outcome.retried = retried
+        outcomes.append(outcome)
+        report(outcome, len(outcomes), total)
+
+    _grade(run, queue, jobs, done)
+    _grade(run, again, 1, lambda outcome: done(outcome, retried=True))  # alone: no other grading running
     return outcomes
 
 

@@ -23,6 +23,8 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from autograder import TITLE
+from autograder.fingerprint import SHORT, recorded
+from autograder.grading.results import NOT_THE_STUDENTS
 from autograder.rubric import Late, Rubric, days, late_policy, percent
 from autograder.text import cell, code, number
 
@@ -40,6 +42,7 @@ class Entry:
     max_score: float = 0.0
     scores: dict[str, float] = field(default_factory=dict)  # item name -> score
     error: str = ""
+    fingerprint: str = ""  # the digest of the grader that made this grading ('' when it records none)
     document: dict = field(default_factory=dict, repr=False)  # the results.json read, for the class report
     folder: Path | None = None  # the grading read: the student's folder, or its ON_TIME folder
     # with the rubric's [late], when the commit time and the deadline are recorded:
@@ -59,6 +62,9 @@ def _grading_problem(document: object, rubric: Rubric) -> str:
     if not isinstance(document, dict) or not isinstance(document.get("tests"), list):
         return "results.json is not a grading result (no tests)"
     extra = document.get("extra_data") if isinstance(document.get("extra_data"), dict) else {}
+    fault = grader_fault(document["tests"])
+    if fault:
+        return fault
     if extra.get("grading_error"):
         return f"grading failed: {extra['grading_error']}"
     names = {test.get("name") for test in document["tests"] if isinstance(test, dict)}
@@ -66,6 +72,20 @@ def _grading_problem(document: object, rubric: Rubric) -> str:
     if missing:
         graded = len(rubric.items) - len(missing)
         return f"graded only {graded} of {len(rubric.items)} items (missing {missing[0]}, ...)"
+    return ""
+
+
+GRADER_ERROR = "not graded: grader error"  # how the error of a grading that is not the student's doing begins
+
+
+def grader_fault(tests: list) -> str:
+    """'not graded: grader error (...)' when an item failed for a reason that is not the student's (a grader
+    error, a worker that did not warm up): such a grading never stands as a grade, not even a 0; else ''."""
+    for test in tests:
+        extra = test.get("extra_data") if isinstance(test, dict) else None
+        if isinstance(extra, dict) and extra.get("failure") in NOT_THE_STUDENTS:
+            lines = str(test.get("output", "")).strip().removeprefix("Not graded: ").splitlines() or [""]
+            return f"{GRADER_ERROR} ({extra['failure']} in {test.get('name')}): {lines[0][:300]}"
     return ""
 
 
@@ -100,6 +120,7 @@ def read_grading(folder: Path, rubric: Rubric) -> Entry:
     entry.document = document if isinstance(document, dict) else {}
     extra = document.get("extra_data", {}) if isinstance(document, dict) else {}
     entry.commit = entry.commit or str(extra.get("commit", "") if isinstance(extra, dict) else "")
+    entry.fingerprint = recorded(document)
     entry.error = _grading_problem(document, rubric)
     if entry.error:
         return entry
@@ -176,13 +197,32 @@ def write_csv(entries: list[Entry], rubric: Rubric, path: Path) -> None:
     with path.open("w", newline="", encoding="utf-8") as handle:
         writer = csv.writer(handle)
         record = ["student", "deadline", "commit", "commit time", "graded at", *(LATE_COLUMNS if rubric.late else [])]
-        writer.writerow([*record, "total", "max", *(item.name for item in rubric.items), "error"])
+        items = (item.name for item in rubric.items)
+        writer.writerow([*record, "total", "max", *items, "fingerprint", "error"])
         for entry in entries:
             scores = [number(entry.scores.get(item.name)) if entry.total is not None else "" for item in rubric.items]
             first = [entry.student, entry.deadline, entry.commit, entry.commit_time, entry.graded_at]
             late = [number(entry.days_late), number(entry.raw_total), number(entry.penalty)] if rubric.late else []
             marks = [number(entry.total), number(entry.max_score)]
-            writer.writerow([*map(_safe, first), *late, *marks, *scores, _safe(entry.error)])
+            stamp = _safe(entry.fingerprint[:SHORT])
+            writer.writerow([*map(_safe, first), *late, *marks, *scores, stamp, _safe(entry.error)])
+
+
+def mixed_graders(stamps: list[str]) -> str:
+    """'12 students were graded by another grader ...: run grade-all again.' when the gradings' fingerprints
+    (one per graded student, '' where none is recorded) are not all one, the most common taken as the roster's."""
+    counts = Counter(stamps)
+    if len(counts) < 2:
+        return ""
+    usual, most = counts.most_common(1)[0]
+    others = [(stamp[:SHORT] or "none recorded", count) for stamp, count in counts.most_common() if stamp != usual]
+    count = sum(students for _, students in others)
+    listed = "; ".join(f"{stamp} for {students}" for stamp, students in others[:5]) + ("; ..." * (len(others) > 5))
+    were = "students were" if count != 1 else "student was"
+    return (
+        f"{count} {were} graded by another grader than the other {most} (fingerprint {usual[:SHORT] or 'none'}): "
+        f"{listed}. Run grade-all again: every grade should come from the same grader."
+    )
 
 
 def deadlines(entries: list[Entry]) -> str:
@@ -238,7 +278,9 @@ def overview(entries: list[Entry], rubric: Rubric) -> str:
     failed = [entry for entry in entries if entry.total is None]
     totals = [entry.total for entry in graded if entry.total is not None]
     lines = [f"# Gradebook · {TITLE}", ""]
-    lines.append(f"{len(entries)} students: {len(graded)} graded, {len(failed)} without a grade.")
+    faults = sum(entry.error.startswith(GRADER_ERROR) for entry in failed)
+    because = f" ({faults} because of a grader error: grade them again)" if faults else ""
+    lines.append(f"{len(entries)} students: {len(graded)} graded, {len(failed)} without a grade{because}.")
     if totals:
         lines.append(
             f"Total out of {number(rubric.total)}: mean {statistics.mean(totals):.1f}, "
@@ -246,6 +288,9 @@ def overview(entries: list[Entry], rubric: Rubric) -> str:
         )
     if deadlines(entries):
         lines.append(cell(deadlines(entries)))
+    mixed = mixed_graders([entry.fingerprint for entry in graded])
+    if mixed:
+        lines += ["", f"**⚠ {cell(mixed)}**"]
     if rubric.late:
         lines.append(f"Late work (the rubric's [late]): {late_policy(rubric.late)}.")
     lines += ["", "## Students", "", "| student | commit | total | max | |", "|---|---|---:|---:|---|"]

@@ -4,15 +4,22 @@ A roster graded in parts (a first run, then re-runs of a few students or of a sh
 folders of gradings, one subfolder per student (its name: the repository as `owner__name`). The merge
 copies each student's newest grading into RESULTS_DIR: the one with the latest `graded-at` (written by
 the roster workflow; a grading without it counts as the oldest), the later source on a tie. A newer
-grading wins even when it failed: it is what the last run saw, and the gradebook says why.
+grading wins even when it failed: it is what the last run saw, and the gradebook says why. Every student
+whose grading gives no grade (cut short by its shard's time, a grader error) is named, with the reason. When
+the gradings kept were made by different graders (their fingerprints differ), `mixed` says so.
 """
 
+import json
 import shutil
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
+from autograder.fingerprint import recorded
+from autograder.roster import gradebook
+
 OLDEST = datetime.min.replace(tzinfo=UTC)
+NOTHING_UPLOADED = "no results: the grading job uploaded nothing (its shard failed or was cancelled)"
 
 
 class MergeError(ValueError):
@@ -24,6 +31,23 @@ class Pick:
     student: str  # the folder's name
     source: Path  # the folder copied
     others: int  # how many older gradings of this student were left out
+    no_grade: str = ""  # why this grading gives the student no grade (cut, a grader error); '' when it may
+
+
+def no_grade(folder: Path) -> str:
+    """Why the grading in `folder` is no grade: its recorded error, a missing or unreadable results.json, a
+    grader error; '' otherwise (the gradebook judges the rest against the rubric)."""
+    error = folder / "error"
+    if error.is_file():
+        return (error.read_text(encoding="utf-8", errors="replace").strip().splitlines() or ["no results"])[0]
+    try:
+        document = json.loads((folder / "results.json").read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return "no results: its grading was cut (no results.json)"
+    except (OSError, ValueError) as problem:
+        return f"results.json unreadable ({type(problem).__name__})"
+    tests = document.get("tests") if isinstance(document, dict) else None
+    return gradebook.grader_fault(tests) if isinstance(tests, list) else ""
 
 
 def graded_at(folder: Path) -> datetime:
@@ -45,7 +69,7 @@ def newest(sources: list[Path]) -> list[Pick]:
     for student, folders in sorted(found.items()):
         # max() keeps the first of equals: reversed, so the later source wins a tie
         best = max(reversed(folders), key=graded_at)
-        picks.append(Pick(student, best, len(folders) - 1))
+        picks.append(Pick(student, best, len(folders) - 1, no_grade(best)))
     return picks
 
 
@@ -63,3 +87,21 @@ def merge(sources: list[Path], out: Path) -> list[Pick]:
     for pick in picks:
         shutil.copytree(pick.source, out / pick.student)
     return picks
+
+
+def _stamp(results: Path) -> str | None:
+    """The fingerprint a grading's results.json records; None when it holds no grade (unreadable, failed)."""
+    try:
+        document = json.loads(results.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    extra = document.get("extra_data") if isinstance(document, dict) else None
+    if not isinstance(extra, dict) or extra.get("grading_error"):
+        return None
+    return recorded(document)
+
+
+def mixed(picks: list[Pick], out: Path) -> str:
+    """The warning when the merged gradings were made by different graders; '' when one grader made them all."""
+    stamps = (_stamp(out / pick.student / "results.json") for pick in picks)
+    return gradebook.mixed_graders([stamp for stamp in stamps if stamp is not None])

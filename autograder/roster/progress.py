@@ -24,7 +24,7 @@ class ProgressReport:
         self.bar = stream.isatty()
 
     def __call__(self, outcome: SubmissionOutcome, done: int, total: int) -> None:
-        self.failures += outcome.status == Status.GRADER_ERROR
+        self.failures += outcome.status in (Status.GRADER_ERROR, Status.NOT_GRADED)
         self.graded += outcome.status != Status.SKIPPED
         elapsed = time.monotonic() - self.started
         rate = elapsed / self.graded if self.graded else 0.0
@@ -39,6 +39,7 @@ class ProgressReport:
                 self.stream.write("\n")
         else:
             detail = f" ({outcome.seconds:.1f} s)" if outcome.status != Status.SKIPPED else ""
+            detail += ", tried again alone" if outcome.retried else ""
             self.stream.write(
                 f"[{done}/{total}] {outcome.student}: {outcome.status}{detail}; elapsed {_clock(elapsed)}, "
                 f"about {_clock(left)} left, {self.failures} failure(s)\n"

@@ -18,7 +18,8 @@ is checked out beside it (SUBMISSIONS/<owner__name>@on-time, recorded in RESULTS
 and grade-all grades it like any other folder.
 `finish` moves each on-time grading into its student's folder (RESULTS/<owner__name>/on-time, where
 the gradebook compares the two), stamps every grading with the time it was made (`graded-at`: the
-merge keeps each student's newest), shows the shard's overview on its job's page and drops
+merge keeps each student's newest), records why a student checked out has no results.json (`error`),
+shows the shard's overview on its job's page and drops
 grade-all's gradebook and report of the shard (the gradebook job writes the roster's), so that the
 shard's artifact holds only the students' folders. `check` exits 1 naming every student whose
 grading failed, so the job shows red and can be re-run. Standard library only.
@@ -241,6 +242,9 @@ def nest_on_time(results: Path) -> None:
             folder.rename(student / gradebook.ON_TIME)
 
 
+CUT = "no results: the shard's grading ended before this student was graded; re-run them"
+
+
 def finish(results: Path, rubric: Rubric | None = None, now: datetime | None = None) -> int:
     nest_on_time(results)
     stamp = (now or datetime.now(UTC)).isoformat(timespec="seconds")
@@ -248,6 +252,7 @@ def finish(results: Path, rubric: Rubric | None = None, now: datetime | None = N
         for grading in (folder, folder / gradebook.ON_TIME):
             if grading.is_dir():
                 _write(grading, "graded-at", stamp)
+                mark_cut(grading)
     overview, summary = results / "overview.md", os.environ.get("GITHUB_STEP_SUMMARY")
     if summary and overview.is_file():  # the shard's own table (with its on-time gradings in place), on its job's page
         entries = gradebook.collect(results, rubric or load())
@@ -257,6 +262,13 @@ def finish(results: Path, rubric: Rubric | None = None, now: datetime | None = N
         if path.is_file():
             path.unlink()
     return 0
+
+
+def mark_cut(grading: Path) -> None:
+    """A student checked out whose grading left no results.json (grade-all itself was stopped): the reason
+    recorded, so that the merge and the gradebook name them."""
+    if not (grading / "results.json").exists() and not (grading / "error").exists():
+        _write(grading, "error", CUT)
 
 
 class Failed(NamedTuple):

@@ -5,7 +5,8 @@ dicts of them. Modules and optimizers travel as descriptions (`Build`,
 `Optimizer`): the receiving side builds its own copy and loads the state. Any
 other object is replaced by `Unsupported(type name)`, so the grader never holds
 an object of the student's making. The bytes are `torch.save` archives read back
-with `torch.load(weights_only=True)`.
+with `torch.load(weights_only=True)`; read with `Bounds` (the grader reading an answer), every text
+in them is cut to those bounds as it is read, before anything else looks at it.
 """
 
 import io
@@ -14,6 +15,8 @@ from typing import Any
 
 import numpy as np
 import torch
+
+from .bounds import Bounds, Budget
 
 MAX_DEPTH = 8
 
@@ -106,32 +109,39 @@ def _type_name(value: Any) -> str:
     return name if module in ("builtins", "") else f"{module}.{name}"
 
 
-def _from_plain(value: Any) -> Any:
+def _from_plain(value: Any, budget: Budget | None = None) -> Any:
+    if type(value) is str:
+        return value if budget is None else budget.text(value)
     if type(value) is list:
-        return [_from_plain(item) for item in value]
+        return [_from_plain(item, budget) for item in value]
     if type(value) is not dict:
         return value
+    return _from_tagged(value, budget)
+
+
+def _from_tagged(value: dict[Any, Any], budget: Budget | None) -> Any:
     if "__ndarray__" in value:
         return value["__ndarray__"].numpy()
     if "__numpy_scalar__" in value:
         return np.dtype(value["dtype"]).type(value["__numpy_scalar__"])
     if "__tuple__" in value:
-        return tuple(_from_plain(item) for item in value["__tuple__"])
+        return tuple(_from_plain(item, budget) for item in value["__tuple__"])
     if "__dict__" in value:
-        return {key: _from_plain(item) for key, item in value["__dict__"].items()}
+        return {_from_plain(key, budget): _from_plain(item, budget) for key, item in value["__dict__"].items()}
     if "__build__" in value:
-        return Build(value["__build__"], _from_plain(value["kwargs"]), _from_plain(value["state"]))
+        kwargs, state = _from_plain(value["kwargs"], budget), _from_plain(value["state"], budget)
+        return Build(_from_plain(value["__build__"], budget), kwargs, state)
     if "__optimizer__" in value:
-        return Optimizer(value["__optimizer__"], _from_plain(value["defaults"]), value["module_arg"])
+        return Optimizer(value["__optimizer__"], _from_plain(value["defaults"], budget), value["module_arg"])
     if "__generator__" in value:
         return Seeded(value["__generator__"])
     if "__argref__" in value:
         return ArgRef(int(value["__argref__"]))
     if "__effect__" in value:
-        return Effect(_from_plain(value["__effect__"]), bool(value["same"]))
+        return Effect(_from_plain(value["__effect__"], budget), bool(value["same"]))
     if "__unsupported__" in value:
-        return Unsupported(str(value["__unsupported__"]))
-    return {key: _from_plain(item) for key, item in value.items()}
+        return Unsupported(_from_plain(str(value["__unsupported__"]), budget))
+    return {_from_plain(key, budget): _from_plain(item, budget) for key, item in value.items()}
 
 
 def dumps(value: Any) -> bytes:
@@ -141,6 +151,8 @@ def dumps(value: Any) -> bytes:
     return buffer.getvalue()
 
 
-def loads(data: bytes) -> Any:
-    """Read back what `dumps` wrote; only tensors and plain data are accepted."""
-    return _from_plain(torch.load(io.BytesIO(data), weights_only=True, map_location="cpu"))
+def loads(data: bytes, bounds: Bounds | None = None) -> Any:
+    """Read back what `dumps` wrote; only tensors and plain data are accepted. With `bounds`, every
+    text (strings, type names, keys) is cut to them, one answer's texts together to `bounds.total`."""
+    plain = torch.load(io.BytesIO(data), weights_only=True, map_location="cpu")
+    return _from_plain(plain, None if bounds is None else Budget(bounds))

@@ -8,6 +8,7 @@ student's stdout and stderr go to a third pipe that the grader reads and bounds.
 """
 
 import contextlib
+import errno
 import importlib
 import json
 import os
@@ -21,6 +22,8 @@ from . import codec, harness
 from .frames import read_frame, write_frame
 
 PR_SET_PDEATHSIG = 1  # from <linux/prctl.h>
+DISK_ERRORS = {errno.ENOSPC, errno.EFBIG, errno.EDQUOT}  # a write that met the disk bound
+FULL_MARGIN = 1 << 20  # a tmpfs with less free than this is full: the writes met its bound
 
 
 def _limit(name: str, value: int | None) -> None:
@@ -82,6 +85,10 @@ def serve(config: dict[str, Any], confined: dict[str, Any]) -> None:
             response["error"] = harness.describe_exception(error, root)
         except BaseException as error:  # the student's code may raise anything, SystemExit included
             response = {"ok": False, "phase": "call", "error": harness.describe_exception(error, root)}
+            if _met_disk_bound(error):
+                response["phase"] = "disk"
+        if disk_full(config.get("disk") or {}):
+            response = {"ok": False, "phase": "disk"}  # the grader says so, and starts a fresh worker
         for stream in (sys.stdout, sys.stderr):
             with contextlib.suppress(BaseException):
                 stream.flush()
@@ -90,6 +97,27 @@ def serve(config: dict[str, Any], confined: dict[str, Any]) -> None:
         except BaseException as error:
             payload = codec.dumps({"ok": False, "phase": "reply", "error": harness.describe_exception(error, "")})
         write_frame(responses, payload)
+
+
+def _met_disk_bound(error: BaseException) -> bool:
+    """Whether the call failed on a write past the disk bound (ENOSPC or EFBIG, here or as the cause)."""
+    seen = 0
+    while error is not None and seen < 100:
+        if isinstance(error, OSError) and error.errno in DISK_ERRORS:
+            return True
+        error, seen = error.__cause__ or error.__context__, seen + 1
+    return False
+
+
+def disk_full(disk: dict[str, Any]) -> bool:
+    """Whether the worker's tmpfs is full: the call's writes met the bound, even where the code went on."""
+    if not disk.get("tmpfs"):
+        return False  # a watched scratch: the supervisor measures it
+    try:
+        found = os.statvfs(disk["tmpfs"])
+    except OSError:
+        return False
+    return found.f_bavail * found.f_frsize < FULL_MARGIN or (found.f_files and found.f_ffree < 2)
 
 
 def _die_with_parent() -> None:
@@ -112,6 +140,7 @@ def main(config: dict[str, Any], confined: dict[str, Any] | None = None) -> None
     _limit("RLIMIT_AS", config.get("memory_bytes"))
     _limit("RLIMIT_CORE", 0)
     _limit("RLIMIT_NPROC", config.get("max_processes"))
+    _limit("RLIMIT_FSIZE", (config.get("disk") or {}).get("bytes"))  # a write past it: EFBIG (Python ignores SIGXFSZ)
     sys.stdin = open(os.devnull)  # noqa: SIM115 - kept open for the process's lifetime
     serve(config, confined or {})
 

@@ -9,6 +9,7 @@ set_forget_bias (forget_gate.py holds TODO 6's answer and stays here).
 """
 
 import statistics
+from collections.abc import Callable
 from dataclasses import dataclass
 from types import ModuleType
 from typing import Any, NamedTuple
@@ -33,6 +34,20 @@ def train_classifier(
     eval_lengths: torch.Tensor | None,
 ) -> torch.Tensor:
     """Train the student's SequenceClassifier with last-state pooling; predict the evaluation rows."""
+    model = fit_classifier(resolve, recipe, tokens, lengths, labels)
+    return predict_classifier(resolve, model, eval_tokens, eval_lengths)
+
+
+def fit_classifier(
+    resolve: Any,
+    recipe: dict[str, Any],
+    tokens: torch.Tensor,
+    lengths: torch.Tensor | None,
+    labels: torch.Tensor,
+    after_epoch: Callable[[nn.Module], None] = lambda _: None,
+) -> nn.Module:
+    """The student's SequenceClassifier (last-state pooling) trained by the recipe on the labelled rows;
+    `after_epoch` sees the model after each epoch."""
     torch.manual_seed(recipe["seed"])
     kind = resolve("classifier.SequenceClassifier")
     model = kind(vocab=10, embed=recipe["embed"], hidden=recipe["hidden"], cell=recipe["cell"], pooling="last")
@@ -50,11 +65,39 @@ def train_classifier(
             F.cross_entropy(logits, labels[rows]).backward()
             nn.utils.clip_grad_norm_(model.parameters(), 1.0)
             optimizer.step()
+        after_epoch(model)
+    return model
+
+
+def trained_classifier(
+    resolve: Any,
+    recipe: dict[str, Any],
+    tokens: torch.Tensor,
+    lengths: torch.Tensor | None,
+    labels: torch.Tensor,
+    every_epoch: bool = False,
+) -> dict[str, torch.Tensor] | list[dict[str, torch.Tensor]]:
+    """The grading's training run: only the trained parameters go back, as plain tensors (the grader
+    measures them itself: the evaluation rows never reach this process); with `every_epoch`, those
+    after each epoch, so that a verdict can be taken at any of them."""
+    states: list[dict[str, torch.Tensor]] = []
+    fit_classifier(resolve, recipe, tokens, lengths, labels, lambda model: states.append(_parameters(model)))
+    return states if every_epoch else states[-1]
+
+
+def _parameters(model: nn.Module) -> dict[str, torch.Tensor]:
+    return {name: tensor.detach().clone() for name, tensor in model.state_dict().items()}
+
+
+def predict_classifier(
+    resolve: Any, model: nn.Module, tokens: torch.Tensor, lengths: torch.Tensor | None
+) -> torch.Tensor:
+    """The model's class for each row, in evaluation mode, in chunks."""
     model.eval()
     with torch.no_grad():
         chunks = [
-            model(eval_tokens[i : i + EVAL_CHUNK], None if eval_lengths is None else eval_lengths[i : i + EVAL_CHUNK])
-            for i in range(0, len(eval_tokens), EVAL_CHUNK)
+            model(tokens[i : i + EVAL_CHUNK], None if lengths is None else lengths[i : i + EVAL_CHUNK])
+            for i in range(0, len(tokens), EVAL_CHUNK)
         ]
     return torch.cat(chunks).argmax(dim=1)
 
@@ -191,6 +234,8 @@ def _likely_cause(settings: dict[str, Any], reached: float) -> str:
 
 TARGETS = {
     "harness.train_classifier": train_classifier,
+    "harness.trained_classifier": trained_classifier,
+    "harness.predict_classifier": predict_classifier,
     "harness.train_pattern_model": train_pattern_model,
     "harness.train_steps": train_steps,
 }

@@ -6,6 +6,8 @@
                  through an unprivileged user namespace                      (namespaces.py)
     landlock     applied by the worker to itself: files, TCP, signals        (landlock.py)
     seccomp      applied by the worker to itself: no sockets, no namespaces  (seccomp.py)
+    cgroup       a cgroup of its own below the grader's: a fair CPU share,
+                 bounded tasks and memory, when the grader is root            (cgroup.py)
     fallback     python -I -S, a clean environment, resource limits          (worker.py, runtime/serve.py)
 
 `probe.available()` finds which layers start here and what they protect; `layers`

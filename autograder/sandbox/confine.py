@@ -3,11 +3,13 @@
 `confine` runs in the worker (and in the probe) before anything else is imported,
 while the process has a single thread; `measure` runs in the probe only, after
 `confine`, and tries what a student would: read an instructor's file, connect, write
-outside, signal the supervisor. Standard library only: copied into each sandbox as
-`autograde_sandbox` with `landlock` and `seccomp`.
+outside, signal the supervisor, change its limits or its scheduling. Standard library
+only: copied into each sandbox as `autograde_sandbox` with `landlock` and `seccomp`.
 """
 
+import ctypes
 import os
+import resource
 import socket
 import sys
 from typing import Any
@@ -51,7 +53,40 @@ def measure(checks: dict[str, Any]) -> dict[str, Any]:
     found["wrote"] = _try(lambda: _write(checks["write"]))
     parent = os.getppid()  # the supervisor, or 0 outside a PID namespace of its own
     found["signal"] = parent > 1 and _try(lambda: os.kill(parent, 0))  # signal 0: the permission check alone
+    found["cgroups"] = _text("/proc/self/cgroup")  # the cgroup of its own it should be in
+    found["reached"] = reached(parent) if parent > 1 else []
     return found
+
+
+def reached(target: int) -> list[str]:
+    """The calls on another process (`target`, the probe's own supervisor) that got past the kernel's
+    permission check. Each is harmless where it does: an invalid limit or an empty set of CPUs (EINVAL
+    after the check), the scheduling policy and the priority the target already has."""
+    attempts = {
+        "prlimit64": lambda: _invalid_prlimit(target),
+        "setpriority": lambda: os.setpriority(os.PRIO_PROCESS, target, os.getpriority(os.PRIO_PROCESS, 0)),
+        "sched_setaffinity": lambda: os.sched_setaffinity(target, []),
+        "sched_setscheduler": lambda: os.sched_setscheduler(target, os.SCHED_OTHER, os.sched_param(0)),
+    }
+    return [name for name, attempt in attempts.items() if _passed_the_check(attempt)]
+
+
+def _passed_the_check(attempt: Any) -> bool:
+    try:
+        attempt()
+    except (PermissionError, ProcessLookupError):  # refused, or out of sight (another PID namespace)
+        return False
+    except OSError:  # EINVAL: the kernel let the call through to its arguments
+        return True
+    return True
+
+
+def _invalid_prlimit(target: int) -> None:
+    """prlimit64(target, RLIMIT_CPU, soft 2 > hard 1): EINVAL once permitted (Python refuses it itself)."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    if libc.prlimit(target, resource.RLIMIT_CPU, (ctypes.c_uint64 * 2)(2, 1), None) != 0:
+        error = ctypes.get_errno()
+        raise OSError(error, os.strerror(error))
 
 
 def _try(attempt: Any) -> bool:
@@ -60,6 +95,14 @@ def _try(attempt: Any) -> bool:
     except OSError:
         return False
     return True
+
+
+def _text(path: str) -> str:
+    try:
+        with open(path) as handle:
+            return handle.read(4096)
+    except OSError:
+        return ""
 
 
 def _readable(path: str) -> bool:

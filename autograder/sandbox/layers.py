@@ -1,9 +1,10 @@
 """The layers chosen for a worker (a `Plan`), and the command line that stacks them.
 
-    supervisor  ->  [uid]  ->  [namespaces + chroot]  ->  python -I -S (Landlock, seccomp, limits)
+    supervisor  ->  [cgroup]  ->  [uid]  ->  [namespaces + chroot]  ->  python -I -S (Landlock, seccomp, limits)
 
-The supervisor runs as the grader; the uid and namespace layers wrap the worker's
-command; Landlock and seccomp are applied by the worker to itself (`confine`).
+The supervisor runs as the grader and puts its child in the worker's cgroup before it execs;
+the uid and namespace layers wrap the worker's command; Landlock and seccomp are applied by
+the worker to itself (`confine`).
 """
 
 import functools
@@ -14,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from autograder.sandbox import landlock, namespaces, paths, uid
+from autograder.sandbox import disk, landlock, namespaces, paths, uid
 
 SUPERVISOR = Path(__file__).resolve().parent / "supervisor.py"
 # copied into each sandbox as the package autograde_sandbox
@@ -32,16 +33,30 @@ class Plan:
     uid: bool = False  # a uid of its own (the grader is root)
     landlock: int = 0  # the Landlock ABI to apply, 0 for none
     seccomp: bool = False
+    cgroup: bool = False  # a cgroup of its own (the grader is root, the hierarchy writable)
 
 
-def command(plan: Plan, sandbox: Path, worker_uid: int | None, worker: list[str], passed: tuple[int, ...]) -> list[str]:
-    """The whole chain, from the supervisor down to `worker`."""
-    supervisor = [sys.executable, "-I", "-S", str(SUPERVISOR), str(os.getpid()), ",".join(map(str, passed)), "--"]
+def command(
+    plan: Plan,
+    sandbox: Path,
+    worker_uid: int | None,
+    worker: list[str],
+    passed: tuple[int, ...],
+    cgroups: list[str] | None = None,
+    limit: disk.Bound | None = None,
+) -> list[str]:
+    """The whole chain, from the supervisor down to `worker`; `cgroups`: the cgroup.procs files of its group;
+    `limit` bounds its disk (the default's otherwise)."""
+    limit = limit or bound(plan, namespaces.DEFAULT_DISK)
+    watch = disk.watch(limit, sandbox / "scratch", worker_uid)
+    supervisor = [sys.executable, "-I", "-S", str(SUPERVISOR), str(os.getpid()), ",".join(map(str, passed)), *watch]
+    supervisor += [*(cgroups or []), "--"]
     become = uid.command(worker_uid) if worker_uid is not None else []
+    space = (limit.bytes, limit.files)
     if plan.namespaces == namespaces.ROOT:
-        chain = namespaces.command(namespaces.ROOT, sandbox, worker_uid, worker)
+        chain = namespaces.command(namespaces.ROOT, sandbox, worker_uid, worker, space)
     elif plan.namespaces == namespaces.USER:
-        chain = [*become, *namespaces.command(namespaces.USER, sandbox, None, worker)]
+        chain = [*become, *namespaces.command(namespaces.USER, sandbox, None, worker, space)]
     elif become:
         chain = [*become, *worker]
     elif os.geteuid() == 0 and shutil.which("setpriv"):
@@ -49,6 +64,11 @@ def command(plan: Plan, sandbox: Path, worker_uid: int | None, worker: list[str]
     else:
         chain = worker
     return [*supervisor, *chain]
+
+
+def bound(plan: Plan, size: int) -> disk.Bound:
+    """How this plan's worker is kept to `size` bytes of disk."""
+    return disk.bound(bool(plan.namespaces), bool(plan.landlock), plan.uid, size)
 
 
 def in_worker(plan: Plan, sandbox: Path) -> dict[str, Any]:

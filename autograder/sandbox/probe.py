@@ -5,9 +5,10 @@ allows user namespaces, Landlock's ABI, seccomp) goes into a plan; the whole cha
 then runs once with a probe in place of the worker. The probe applies the in-process
 layers and tries what a student would: read an instructor's file, connect over TCP,
 UDP and a Unix socket to listeners this process holds, write outside its sandbox,
-signal its supervisor. The record says what held and which layer gave it. A layer
-that fails to start is named with the step that failed, left out, and the chain
-tried again without it.
+signal its supervisor, change its supervisor's limits and scheduling, and leave a
+process behind (looked for in /proc once the chain has ended). The record says what
+held and which layer gave it. A layer that fails to start is named with the step that
+failed, left out, and the chain tried again without it.
 """
 
 import contextlib
@@ -25,7 +26,8 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from autograder.sandbox import landlock, layers, namespaces, paths, seccomp, uid
+from autograder.rubric import Limits
+from autograder.sandbox import cgroup, landlock, layers, namespaces, paths, seccomp, uid
 from autograder.sandbox.record import Exposure, Failure, Isolation
 from autograder.sandbox.state import Layer
 
@@ -35,13 +37,26 @@ PROBE = (
     "sys.path[:0] = [config['runtime']]\n"
     "from autograde_sandbox import confine\n"
     "report = confine.confine(config['confine'])\n"
-    "print(json.dumps({'layers': report, 'found': confine.measure(config['checks'])}))\n"
+    "print(json.dumps({'layers': report, 'found': confine.measure(config['checks'])}), flush=True)\n"
+    "import os\n"
+    "if os.fork() == 0:\n"  # a process left behind, out of its session: the supervisor must end it
+    "    os.setsid()\n"
+    "    null = os.open(os.devnull, os.O_RDWR)\n"
+    "    for fd in (0, 1, 2):\n"
+    "        os.dup2(null, fd)\n"
+    "    __import__('time').sleep(60)\n"
+    "    os._exit(0)\n"
 )
 CLEAN_ENVIRONMENT = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"}  # as the worker gets it
 TOOLS = ("unshare", "setpriv", "chroot")
+PROBE_PROCESSES = 64  # the probe's chain is a handful of processes (a worker's group: WorkerLimits.max_processes)
 UNIX_PATH_MAX = 108  # bytes of a Unix socket's path, its final NUL included (sun_path)
 # what a layer in force must give whatever else runs: the probe breaking through it is a failure of its own
-PROMISED = {"namespaces": ("hidden_instructor_files", "no_network"), "landlock": ("hidden_instructor_files",)}
+PROMISED = {
+    "namespaces": ("hidden_instructor_files", "no_network"),
+    "landlock": ("hidden_instructor_files",),
+    "seccomp": ("others_out_of_reach",),
+}
 
 
 def available() -> Isolation:
@@ -53,7 +68,7 @@ def available() -> Isolation:
 class Broken:
     """Where the probe's chain stopped: the tool that said so ("namespaces" for their own steps), and its words."""
 
-    tool: str  # "namespaces", "unshare", "setpriv", "chroot", "mount", "worker" or "chain"
+    tool: str  # "namespaces", "unshare", "setpriv", "chroot", "mount", "cgroup", "worker" or "chain"
     said: str
 
     def __str__(self) -> str:
@@ -73,10 +88,16 @@ def found() -> tuple[layers.Plan, Isolation]:
     if not kinds:
         states["namespaces"] = Layer.off(why)
     plan = layers.Plan(uid="uid" not in states, landlock=landlock.abi(), seccomp="seccomp" not in states)
+    plan = replace(plan, cgroup="cgroup" not in states)
     failures: list[Failure] = []
     for kind in [*kinds, ""]:
         tried = replace(plan, namespaces=kind)
         outcome, broken = run(tried)
+        if broken and broken.tool == "cgroup":
+            failures.append(Failure("cgroup", str(broken)))
+            states["cgroup"] = Layer.failed(str(broken))
+            plan = tried = replace(plan, cgroup=False)
+            outcome, broken = run(tried)
         if broken and tried.uid and not (kind and broken.in_namespaces):
             failures.append(Failure("uid", str(broken)))  # e.g. the worker's user may not run this interpreter
             states["uid"] = Layer.failed(str(broken))
@@ -99,10 +120,26 @@ def unavailable() -> dict[str, Layer]:
         states["seccomp"] = Layer.off(f"no filter written for {os.uname().machine}")
     if not uid.possible():
         states["uid"] = Layer.off("the grader is not root" if os.geteuid() else "no CAP_SETUID or no setpriv")
+    groups = cgroup.available(hierarchy())
+    if not groups.in_force:
+        states["cgroup"] = groups
     return states
 
 
-TOOLS_SAYING = tuple((tool, f"{tool}:") for tool in ("unshare", "setpriv", "chroot", "mount"))
+@functools.cache
+def hierarchy() -> cgroup.Hierarchy | str:
+    """Where this grader's workers get their cgroups (found once: a v2 grader moves into a leaf of its own)."""
+    return cgroup.find()
+
+
+def new_group(processes: int, memory_bytes: int) -> cgroup.Group:
+    """A cgroup for one worker, below this grader's (the plan has `cgroup` only where `hierarchy` is one)."""
+    found = hierarchy()
+    assert isinstance(found, cgroup.Hierarchy), found
+    return cgroup.create(found, processes, memory_bytes)
+
+
+TOOLS_SAYING = tuple((tool, f"{tool}:") for tool in ("unshare", "setpriv", "chroot", "mount", "cgroup"))
 TOOL_LINES = (("namespaces", namespaces.MARK), *TOOLS_SAYING)  # the namespaces' own line first, then a tool's
 
 
@@ -140,6 +177,12 @@ def run(plan: layers.Plan) -> tuple[dict[str, Any] | None, Broken | None]:
         lease = uid.Lease() if plan.uid else None
         if lease is not None:
             stack.callback(lease.release)
+        try:
+            group = new_group(PROBE_PROCESSES, Limits().memory_bytes) if plan.cgroup else None
+        except OSError as error:
+            return None, Broken("cgroup", f"could not make the worker's cgroup: {error}")
+        if group is not None:
+            stack.callback(group.remove)
         worker_uid = lease.uid if lease else None
         runtime = layers.prepare(plan, sandbox, worker_uid)
         checks = {"hidden": paths.evidence(paths.hidden_paths()), "write": str(outside / "written")}
@@ -149,7 +192,7 @@ def run(plan: layers.Plan) -> tuple[dict[str, Any] | None, Broken | None]:
         worker = [sys.executable, "-I", "-S", "-c", PROBE, json.dumps(config)]
         try:
             process = subprocess.Popen(
-                layers.command(plan, sandbox, worker_uid, worker, ()),
+                layers.command(plan, sandbox, worker_uid, worker, (), group.procs() if group else []),
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
                 cwd=sandbox / "scratch",
@@ -159,6 +202,8 @@ def run(plan: layers.Plan) -> tuple[dict[str, Any] | None, Broken | None]:
             stdout, stderr = process.communicate(timeout=60)
         except (OSError, subprocess.SubprocessError) as error:
             return None, Broken("chain", f"could not run the chain: {error}")
+        finally:
+            outlived = left_behind(str(sandbox))  # the chain has ended: nothing of it may be running
         try:
             outcome = json.loads(stdout.decode().strip().splitlines()[-1])
         except (ValueError, IndexError):
@@ -169,8 +214,21 @@ def run(plan: layers.Plan) -> tuple[dict[str, Any] | None, Broken | None]:
         outcome["heard"] = listeners.heard()
         outcome["wrote_outside"] = (outside / "written").exists()
         outcome["uid"] = worker_uid
+        outcome["group"] = group
+        outcome["outlived"] = outlived
         outcome["grants"] = granted(config["confine"], plan)
         return outcome, None
+
+
+def left_behind(mark: str) -> list[int]:
+    """The processes whose command line holds `mark` (the probe's sandbox), killed once found."""
+    found = []
+    for name in os.listdir("/proc"):
+        with contextlib.suppress(OSError):
+            if name.isdigit() and mark.encode() in Path(f"/proc/{name}/cmdline").read_bytes():
+                found.append(int(name))
+                os.kill(int(name), 9)  # SIGKILL: the probe's own process, which the supervisor should have ended
+    return found
 
 
 def short_folder() -> str:
@@ -254,25 +312,42 @@ def record(plan: layers.Plan, outcome: dict[str, Any], states: dict[str, Layer],
         "hidden_instructor_files": not seen["read"],
         "private_tmp": not (seen["wrote"] or outcome["wrote_outside"]),
         "own_pid_namespace": seen["pid"] == 1,
-        "no_process_outlives": seen["pid"] == 1 or not seen["signal"],  # or a supervisor it cannot kill
+        # none was left, and none could be: a PID namespace or a supervisor it cannot kill
+        "fair_cpu": outcome["group"] is not None and cgroup.joined(seen.get("cgroups", ""), outcome["group"]),
+        "no_process_outlives": not outcome["outlived"] and (seen["pid"] == 1 or not seen["signal"]),
+        "others_out_of_reach": not seen["reached"],
     }
     giving = givers(plan, outcome, applied)
     mechanisms = {name: giving[name] if held[name] else [] for name in held}
     failures = [*failures, *(Failure(name, layer.detail) for name, layer in applied.items() if layer.broke)]
-    in_force = {"namespaces": bool(plan.namespaces), "landlock": applied["landlock"].in_force}
+    in_force = {name: applied[name].in_force for name in ("landlock", "seccomp")} | {
+        "namespaces": bool(plan.namespaces)
+    }
     for layer, protections in PROMISED.items():
         broken = [name for name in protections if not held[name]]
         if in_force[layer] and broken:
             failures.append(Failure(layer, f"in force, but the probe broke through: {', '.join(broken)}"))
+    if plan.cgroup and not held["fair_cpu"]:
+        failures.append(Failure("cgroup", "the probe was not in the cgroup made for it"))
     off = Layer.off("not tried")
     names = {
         "namespaces": Layer.on(plan.namespaces) if plan.namespaces else states.get("namespaces", off),
         "uid": Layer.on(uid.NAME) if outcome["uid"] is not None else states.get("uid", off),
         "landlock": applied["landlock"] if plan.landlock else states.get("landlock", off),
         "seccomp": applied["seccomp"] if plan.seccomp else states.get("seccomp", off),
+        "cgroup": cgroup_state(plan, held["fair_cpu"], states.get("cgroup", off)),
     }
     exposed = [Exposure(path, grant_of(path, outcome["grants"], plan)) for path in seen["read"]]
-    return Isolation(**held, mechanisms=mechanisms, layers=names, failures=failures, exposed=exposed)
+    space = layers.bound(plan, namespaces.DEFAULT_DISK)  # each worker records its rubric's own size
+    return Isolation(**held, mechanisms=mechanisms, layers=names, failures=failures, exposed=exposed, disk=space)
+
+
+def cgroup_state(plan: layers.Plan, joined: bool, otherwise: Layer) -> Layer:
+    """The cgroup layer: in force where the probe ran in its group; failed where it was made and not joined."""
+    found = hierarchy()
+    if joined and isinstance(found, cgroup.Hierarchy):
+        return Layer.on(found.describe())
+    return Layer.failed("the probe was not in the cgroup made for it") if plan.cgroup else otherwise
 
 
 def grant_of(path: str, grants: list[str], plan: layers.Plan) -> str:
@@ -301,6 +376,8 @@ def givers(plan: layers.Plan, outcome: dict[str, Any], applied: dict[str, Layer]
         "private_tmp": [*ns, *lock],
         "own_pid_namespace": ns,
         "no_process_outlives": ns if pid_namespace else [*user, *(lock if version >= 6 else [])],
+        "fair_cpu": ["cgroup"] if plan.cgroup else [],
+        "others_out_of_reach": ns if pid_namespace else [*user, *filtered],
     }
 
 

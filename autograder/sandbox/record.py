@@ -9,14 +9,17 @@ the data, never the text.
 from dataclasses import dataclass, field
 from typing import Any
 
+from autograder.sandbox import disk as disk_bound
 from autograder.sandbox.state import Layer, State
 
-LAYERS = ("namespaces", "uid", "landlock", "seccomp")
+LAYERS = ("namespaces", "uid", "landlock", "seccomp", "cgroup")
 # the protections a grading that counts needs (`--require-isolation`), and what their absence means
 REQUIRED = {
     "hidden_instructor_files": "the worker could read the instructor's files",
     "no_network": "the worker could reach the network",
     "no_process_outlives": "a process the worker starts could outlive the grading",
+    "others_out_of_reach": "the worker could change another process's limits or scheduling (the grader's, "
+    "another student's worker's)",
 }
 ROOT_OR_NAMESPACES = ("run the grader as root (or with sudo)", "allow unprivileged user namespaces")
 WHERE = "docs/security.md lists what each environment gives"
@@ -26,7 +29,7 @@ WHERE = "docs/security.md lists what each environment gives"
 class Failure:
     """A layer this machine should allow that did not start (or broke): what was tried, the step that failed."""
 
-    layer: str  # "root namespaces", "user namespace", "uid", "landlock", "seccomp" or "worker"
+    layer: str  # "root namespaces", "user namespace", "uid", "landlock", "seccomp", "cgroup" or "worker"
     step: str  # what failed, e.g. "unshare: unshare failed: Operation not permitted"
     hint: str = ""  # what may stand in the way
 
@@ -56,10 +59,13 @@ class Isolation:
     private_tmp: bool = False
     own_pid_namespace: bool = False
     no_process_outlives: bool = False
+    fair_cpu: bool = False  # a cgroup of its own: the same CPU weight as every worker, its tasks and memory bounded
+    others_out_of_reach: bool = False  # no call on another process by its id passes: prlimit64, setpriority...
     mechanisms: dict[str, list[str]] = field(default_factory=dict)  # protection -> the layers (LAYERS) giving it
     layers: dict[str, Layer] = field(default_factory=dict)  # layer (LAYERS) -> its state
     failures: list[Failure] = field(default_factory=list)  # layers this machine should allow that did not start
     exposed: list[Exposure] = field(default_factory=list)  # what the probe read of the instructor's files
+    disk: disk_bound.Bound | None = None  # how what the worker writes is bounded (None: not recorded)
 
     def as_dict(self) -> dict[str, object]:
         record: dict[str, Any] = {name: getattr(self, name) for name in self.__dataclass_fields__}
@@ -67,6 +73,7 @@ class Isolation:
         record["layers"] = {name: layer.as_dict() for name, layer in self.layers.items()}
         record["failures"] = [vars(failure) for failure in self.failures]
         record["exposed"] = [vars(exposure) for exposure in self.exposed]
+        record["disk"] = self.disk.as_dict() if self.disk else None
         record["summary"] = self.summary()  # for people
         return record
 
@@ -85,6 +92,9 @@ class Isolation:
     def summary(self) -> str:
         """One line for the terminal: the layers in force, then any that failed."""
         text = ", ".join(self.in_force()) or "interpreter-level only"
+        text += f", {self.disk}" if self.disk else ""
+        if "cgroup" in self.layers and not self.fair_cpu:  # recorded, and not in force: say what bounds the worker
+            text += f", per-uid limits (cgroup {self.layer('cgroup')})"
         return text + "".join(f"; {failure}" for failure in self.failures)
 
     def refusal(self) -> str:
@@ -104,6 +114,8 @@ class Isolation:
     def advice(self, missing: list[str]) -> str:
         """What would give the missing protections here, by this machine's facts (its Landlock ABI)."""
         landlock, meanwhile = self.layer("landlock"), " or ".join(ROOT_OR_NAMESPACES)
+        if missing == ["others_out_of_reach"]:  # the seccomp filter alone gives it without a uid or namespaces
+            return f"The seccomp filter is not in force here ({self.layer('seccomp')}); {meanwhile}; {WHERE}"
         if "hidden_instructor_files" in missing and landlock.in_force:  # in force, and a file was read all the same
             return (
                 f"Landlock (ABI {landlock.abi}) is in force here, but a grant let the probe through: a defect of "
@@ -120,13 +132,15 @@ def from_dict(data: Any) -> Isolation:
     """An Isolation record read back from results.json (its typed parts; the summary is for people)."""
     if not isinstance(data, dict):
         return Isolation()
-    flags = {name: bool(data.get(name)) for name in ("separate_user", *REQUIRED, "private_tmp", "own_pid_namespace")}
+    named = ("separate_user", *REQUIRED, "private_tmp", "own_pid_namespace", "fair_cpu")
+    flags = {name: bool(data.get(name)) for name in named}
     return Isolation(
         **flags,
         mechanisms={name: list(found) for name, found in dict(data.get("mechanisms") or {}).items()},
         layers={name: Layer.from_dict(state) for name, state in dict(data.get("layers") or {}).items()},
         failures=[Failure(**failure) for failure in data.get("failures") or []],
         exposed=[Exposure(**exposure) for exposure in data.get("exposed") or []],
+        disk=disk_bound.from_dict(data.get("disk")),
     )
 
 

@@ -4,7 +4,9 @@ The worker is `python -I -S` with a clean environment, the submission copy and t
 runtime package on its path and nothing else of the instructor's, started by the
 supervisor inside the layers `probe.available()` found (see `layers`). Each call has
 a wall-clock timeout; on expiry the supervisor kills the worker and everything it
-started. The student's output is read while waiting and kept up to a cap.
+started. The student's output is read while waiting and kept up to a cap; an answer is at most
+`response_bytes` (a larger one is refused unread), and its texts are cut as it is read
+(runtime/bounds.py), before the grader does anything else with it.
 """
 
 import contextlib
@@ -23,8 +25,9 @@ from typing import Any
 
 from autograder.locations import RUNTIME
 from autograder.rubric import Limits
+from autograder.runtime.bounds import Bounds
 from autograder.runtime.frames import HEADER, write_frame
-from autograder.sandbox import layers, namespaces, paths, probe, uid
+from autograder.sandbox import cgroup, disk, layers, namespaces, paths, probe, uid
 from autograder.sandbox.record import Failure
 from autograder.sandbox.state import Layer
 
@@ -50,7 +53,11 @@ class WorkerLimits:
     memory_bytes: int = Limits().memory_bytes
     max_processes: int = 256  # the worker's own processes and threads (see process_ceiling)
     output_bytes: int = Limits().output_bytes  # kept per call; the rest is counted and dropped
-    response_bytes: int = 64 << 20
+    disk_bytes: int = Limits().disk_bytes  # what it may write, all its files together (see disk)
+    text: Bounds = Limits().text  # an answer's texts, cut as it is read
+    # an answer's frame: the reference's largest is about 30 KB; reading a frame full of small objects
+    # (torch.load's weights-only unpickler is Python, some µs an object) must stay a bounded step
+    response_bytes: int = 1 << 20
     start_timeout: float = 60.0
     preload: tuple[str, ...] = ()  # modules the worker imports while it warms up, before the first call
 
@@ -60,7 +67,7 @@ class IsolationRefused(Exception):
 
 
 class WorkerDied(Exception):
-    """The worker stopped answering: `kind` is timeout, crash, exit or out of memory."""
+    """The worker stopped answering: `kind` is timeout, crash, exit, out of memory or not started."""
 
     def __init__(self, kind: str, detail: str) -> None:
         super().__init__(f"{kind}: {detail}")
@@ -97,13 +104,17 @@ class Worker:
         self.scratch = sandbox / "scratch"
         self.scratch.mkdir(exist_ok=True)
         self.plan, self.isolation = probe.found()
+        self.disk = layers.bound(self.plan, limits.disk_bytes)
+        self.isolation = replace(self.isolation, disk=self.disk)
         self.uid: int | None = None
         self._lease: uid.Lease | None = None
+        self._group: cgroup.Group | None = None
         self.refused = ""  # why a required layer did not start in this worker
         self.process: subprocess.Popen[bytes] | None = None
         self.output = b""
         self.output_dropped = 0
         self.starts = 0
+        self.answer_by = 0.0  # time.monotonic() by which the current call, its answer read, is due
         self._ready = False
         self._start()  # start now: the worker imports torch while the grader sets up pytest
 
@@ -113,10 +124,14 @@ class Worker:
         response_r, response_w = os.pipe()
         output_r, output_w = os.pipe()
         self.uid = None
+        if self.starts:
+            disk.fresh(self.scratch)  # a fresh worker gets a fresh scratch
         if self.plan.uid:
             self._lease = uid.Lease()
             self.uid = self._lease.uid
         layers.prepare(self.plan, self.sandbox, self.uid)
+        if self.plan.cgroup:
+            self._group = probe.new_group(self.limits.max_processes, self.limits.memory_bytes)
         config = {
             "submission": str(self.submission),
             "runtime": str(self.runtime),
@@ -126,26 +141,41 @@ class Worker:
             "response_fd": response_w,
             "memory_bytes": self.limits.memory_bytes,
             "max_processes": process_ceiling(self.plan, self.limits.max_processes),
+            "disk": disk.in_worker(self.disk, self.scratch),
             "preload": list(self.limits.preload),
         }
         environment = {"PATH": "/usr/bin:/bin", "HOME": str(self.scratch), "LANG": "C.UTF-8", "OMP_NUM_THREADS": "1"}
         worker = [sys.executable, "-I", "-S", "-c", BOOT, json.dumps(config)]
-        self.process = subprocess.Popen(
-            layers.command(self.plan, self.sandbox, self.uid, worker, (request_r, response_w)),
-            stdin=subprocess.DEVNULL,
-            stdout=output_w,
-            stderr=output_w,
-            pass_fds=(request_r, response_w),
-            cwd=self.scratch,
-            env=environment,
-            start_new_session=True,
-        )
+        try:
+            self.process = subprocess.Popen(
+                layers.command(
+                    self.plan, self.sandbox, self.uid, worker, (request_r, response_w), self._procs(), self.disk
+                ),
+                stdin=subprocess.DEVNULL,
+                stdout=output_w,
+                stderr=output_w,
+                pass_fds=(request_r, response_w),
+                cwd=self.scratch,
+                env=environment,
+                start_new_session=True,
+            )
+        except OSError:
+            self._remove_group()
+            raise
         for fd in (request_r, response_w, output_w):
             os.close(fd)
         self._request_w, self._response_r, self._output_r = request_w, response_r, output_r
         os.set_blocking(self._output_r, False)
         self.starts += 1
         self._ready = False
+
+    def _remove_group(self) -> None:
+        if self._group is not None:
+            self._group.remove()
+            self._group = None
+
+    def _procs(self) -> list[str]:
+        return self._group.procs() if self._group is not None else []
 
     def await_ready(self) -> None:
         """The worker says it is ready once torch is imported and warm; only then do call timeouts start.
@@ -156,7 +186,10 @@ class Worker:
         if self._ready:
             return
         timeout = self.limits.start_timeout
-        ready = _codec().loads(self._wait_for_reply(time.monotonic() + timeout, timeout))
+        try:  # no student code has run yet: a worker that does not warm up is the machine's failure
+            ready = _codec().loads(self._wait_for_reply(time.monotonic() + timeout, timeout), self.limits.text)
+        except WorkerDied as death:
+            raise WorkerDied("not started", f"the worker did not warm up ({death.detail})") from None
         if not isinstance(ready, dict) or ready.get("ready") is not True:
             self.close()
             raise WorkerDied("crash", "the worker did not start properly")
@@ -170,7 +203,7 @@ class Worker:
         self._ready = True
 
     def close(self) -> None:
-        """Kill the worker and everything it started: the supervisor does, then ends; its uid's processes last."""
+        """Kill the worker and everything it started: the supervisor does, then ends; its cgroup and uid last."""
         if self.process is None:
             return
         with contextlib.suppress(ProcessLookupError):
@@ -185,7 +218,11 @@ class Worker:
             with contextlib.suppress(OSError):
                 os.close(fd)
         self.process = None
+        self._remove_group()
         if self._lease is not None:
+            if not self.plan.namespaces and not self.plan.landlock:  # it could write in /tmp: remove that first
+                uid.kill_all(self._lease.uid)
+                disk.remove_owned(self._lease.uid)
             self._lease.release()
             self._lease = None
 
@@ -197,7 +234,8 @@ class Worker:
 
     # -- calls -----------------------------------------------------------------
     def request(self, message: dict[str, Any], timeout: float) -> dict[str, Any]:
-        """Send one request; wait at most `timeout` seconds (plus start-up) for the answer."""
+        """Send one request; wait at most `timeout` seconds (plus start-up) for the answer, then read it
+        within its bounds (the reading may run past `answer_by`: the caller decides what that costs)."""
         if self.process is not None and self.process.poll() is not None:
             self.close()  # it ended after its last answer: this call is not to blame, so it gets a fresh worker
         if self.process is None:
@@ -205,14 +243,18 @@ class Worker:
         if not self._ready:
             self.await_ready()
         self.output, self.output_dropped = b"", 0
-        deadline = time.monotonic() + timeout
+        deadline = self.answer_by = time.monotonic() + timeout
         try:
             write_frame(self._request_w, _codec().dumps(message))
         except BrokenPipeError:
             raise self._death("before the call started") from None
         payload = self._wait_for_reply(deadline, timeout)
         self._drain_output()
-        return _codec().loads(payload)
+        response = _codec().loads(payload, self.limits.text)
+        if isinstance(response, dict) and response.get("phase") == "disk":  # met its bound: the next call starts afresh
+            self.close()
+            raise WorkerDied(disk.FULL, disk.message(self.disk.bytes))
+        return response
 
     def _wait_for_reply(self, deadline: float, timeout: float) -> bytes:
         header = self._read(HEADER.size, deadline, timeout)
@@ -224,7 +266,7 @@ class Worker:
         return self._read(size, deadline, timeout)
 
     def _read(self, size: int, deadline: float, timeout: float) -> bytes:
-        data = b""
+        data = bytearray()  # grown in place: bytes would be copied whole at every chunk
         while len(data) < size:
             remaining = deadline - time.monotonic()
             if remaining <= 0:
@@ -238,7 +280,7 @@ class Worker:
                 if not chunk:
                     raise self._death("during the call")
                 data += chunk
-        return data
+        return bytes(data)
 
     def _drain_output(self) -> None:
         while True:
@@ -260,6 +302,8 @@ class Worker:
             code = None
         self._drain_output()
         self.close()
+        if code == disk.STATUS or code == 128 + signal.SIGXFSZ:  # the supervisor saw it past its disk bound
+            return WorkerDied(disk.FULL, f"{disk.message(self.disk.bytes)} {when}")
         if code is not None and code > 128:  # the supervisor reports a signal n as 128 + n
             code = 128 - code
         if code is not None and code < 0:

@@ -9,8 +9,13 @@ refuses before any student code runs; and results.json names the layers that hel
 
 The attacks whose defence is the same in every tier (configuration files, return values, output)
 run only in test_attacks.py. Those that meet the OS (imports and the network, reading the
-instructor's files, processes, kills) run in every tier; hangs and exits, whose processes are
-stopped otherwise without a PID namespace, where the supervisor alone stops them (Landlock only).
+instructor's files, processes, kills, reaching other processes by their id) run in every tier (but
+fallback, which refuses: one grading shows it); hangs and exits, whose processes are stopped
+otherwise without a PID namespace, where the supervisor alone stops them (Landlock only); answers
+far larger than asked for in every tier that grades: the grader's own reading of them, its memory
+and its time, is the deployed grader's in that tier's process and user.
+The threshold attacks (a rule, an evaluation switch, a replaced training routine) run in every tier
+that grades: the grader decides those items from parameters, whatever layers the worker has.
 """
 
 from collections.abc import Iterator
@@ -23,12 +28,15 @@ from autograder.sandbox import record
 
 pytestmark = pytest.mark.deployed  # each tier grades with the grader as deployed
 
-MEETS_THE_OS = ("imports", "values_and_cheats", "processes", "kills")
+MEETS_THE_OS = ("imports", "values_and_cheats", "processes", "kills", "disk", "answers", "reach")
+# the threshold items are decided by the grader from parameters, whatever the worker's layers: shown in every tier
+THRESHOLDS = ("thresholds", "evaluation_switch")
 TIER_GROUPS = {
-    "root": ("imports", "values_and_cheats"),  # a grader's machine, sudo: the deployed grader (test_attacks: editable)
-    "docker": MEETS_THE_OS,
-    "user namespace": MEETS_THE_OS,
-    "landlock": (*MEETS_THE_OS, "hangs", "exits"),
+    # a grader's machine, sudo: the deployed grader (test_attacks: editable)
+    "root": ("imports", "values_and_cheats", "disk", "answers", "reach", *THRESHOLDS),
+    "docker": (*MEETS_THE_OS, *THRESHOLDS),
+    "user namespace": (*MEETS_THE_OS, *THRESHOLDS),
+    "landlock": (*MEETS_THE_OS, "hangs", "exits", *THRESHOLDS),
     "fallback": ("imports",),  # refused: one grading shows it
 }
 

@@ -1,14 +1,16 @@
 """`autograde grade` as a grader runs it: exit status, files written, the job summary."""
 
+import argparse
 import json
+import tomllib
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import hostile
 import pytest
-from support import EXERCISES, rubric_file
+from support import EXERCISES, ROOT, rubric_file
 
-from autograder import TITLE, cli, rubric
+from autograder import TITLE, __version__, cli, commands, rubric
 
 
 def points(function: str) -> float:
@@ -46,11 +48,95 @@ def test_it_appends_the_summary_to_the_github_job_summary(submission, tmp_path, 
 
 
 def test_it_exits_2_and_still_writes_results_when_there_is_no_exercises_folder(tmp_path, capsys):
-    code = cli.main(["grade", str(tmp_path / "nowhere"), "--out", str(tmp_path / "out")])
+    (tmp_path / "fork").mkdir()
+    code = cli.main(["grade", str(tmp_path / "fork"), "--out", str(tmp_path / "out")])
     assert code == 2
     assert "has no exercises/ folder" in capsys.readouterr().err
     document = json.loads((tmp_path / "out" / "results.json").read_text())
     assert document["score"] == 0 and "has no exercises/ folder" in document["output"]
+
+
+def commands_of(parser: argparse.ArgumentParser) -> argparse._SubParsersAction:
+    return next(action for action in parser._actions if isinstance(action, argparse._SubParsersAction))
+
+
+def test_it_describes_every_command_in_one_line_in_the_list_and_in_its_help():
+    listed = {action.dest: action.help for action in commands_of(cli.build_parser())._choices_actions}
+    for name, command in commands_of(cli.build_parser()).choices.items():
+        assert listed[name] and "\n" not in listed[name], f"{name} has no line in the list of commands"
+        assert command.description == listed[name], f"{name} --help does not say what it does"
+        assert listed[name] in " ".join(command.format_help().split())
+
+
+NAMES = {"FORK", "ROSTER", "RESULTS", "OUT", "RUBRIC", "LIST", "ZIP"}  # a path's names, the same in every command
+READS = {"grade": "FORK", "grade-all": "ROSTER", "gradebook": "RESULTS", "report": "RESULTS", "merge": "RESULTS"}
+
+
+def test_it_names_the_same_thing_the_same_way_in_every_command():
+    for name, command in commands_of(cli.build_parser()).choices.items():
+        paths = [action for action in command._actions if action.type is Path]
+        for action in paths:
+            assert (action.metavar or action.dest.upper()) in NAMES, (name, action.dest, action.metavar)
+        if name in READS:
+            assert [action.metavar for action in paths if not action.option_strings] == [READS[name]], name
+        for option in ("--out", "--rubric"):
+            found = [action for action in paths if option in action.option_strings]
+            assert all(action.metavar in (None, option[2:].upper()) for action in found), (name, option)
+
+
+def test_it_shows_the_default_of_every_option_that_has_one():
+    for name, command in commands_of(cli.build_parser()).choices.items():
+        formatter = command._get_formatter()
+        for action in command._actions:
+            if action.default not in (None, False, argparse.SUPPRESS) and action.help:
+                assert "(default: " in formatter._get_help_string(action), (name, action.dest)
+    grade = " ".join(commands_of(cli.build_parser()).choices["grade"].format_help().split())
+    assert "where results.json and summary.md go (default: grading)" in grade
+
+
+def test_it_lists_every_commands_exit_statuses_in_its_help():
+    parser = cli.build_parser()
+    statuses = {commands.EXIT_OK, commands.EXIT_BELOW, commands.EXIT_ERROR}
+    assert all(f"\n  {status}  " in parser.format_help() for status in statuses)
+    for name, command in commands_of(parser).choices.items():
+        help = command.format_help()
+        assert "exit status:" in help and f"\n  {commands.EXIT_OK}  " in help, f"{name} --help has no exit statuses"
+    grade = commands_of(parser).choices["grade"].format_help()
+    assert f"\n  {commands.EXIT_BELOW}  graded, and the score is below --fail-under" in grade
+
+
+def test_it_says_its_version_which_is_the_packages(capsys):
+    with pytest.raises(SystemExit) as done:
+        cli.main(["--version"])
+    assert done.value.code == 0
+    assert capsys.readouterr().out == f"autograde {__version__}\n"
+    assert __version__ == tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["version"]
+
+
+MISSING = {  # each command given a path that does not exist, in the place of its METAVAR
+    "grade": (["grade", "{missing}", "--out", "{out}"], "FORK"),
+    "grade-all": (["grade-all", "{missing}", "--out", "{out}"], "ROSTER"),
+    "gradebook": (["gradebook", "{missing}", "--out", "{out}"], "RESULTS"),
+    "report": (["report", "{missing}", "--out", "{out}"], "RESULTS"),
+    "merge": (["merge", "{folder}", "{missing}", "--out", "{out}"], "RESULTS"),
+    "report --roster": (["report", "{folder}", "--roster", "{missing}", "--out", "{out}"], "LIST"),
+}
+
+
+@pytest.mark.parametrize("case", MISSING)
+def test_it_refuses_a_path_that_does_not_exist_saying_so_and_does_nothing(tmp_path, capsys, case):
+    arguments, metavar = MISSING[case]
+    (tmp_path / "folder").mkdir()
+    paths = {"missing": tmp_path / "does-not-exist", "out": tmp_path / "out", "folder": tmp_path / "folder"}
+    assert cli.main([argument.format(**paths) for argument in arguments]) == commands.EXIT_ERROR
+    printed = capsys.readouterr()
+    assert printed.err == f"autograde: {metavar} does not exist: {paths['missing']}\n" and printed.out == ""
+    assert not (tmp_path / "out").exists(), "nothing is graded or written"
+
+
+def test_its_stub_check_says_that_the_stubs_are_current(capsys):
+    assert cli.main(["stubs", "--check"]) == commands.EXIT_OK
+    assert capsys.readouterr().out == "exercises/ is up to date: the stubs are what solutions/ generates\n"
 
 
 def test_it_exits_2_on_an_unknown_name_in_only(tmp_path, capsys):

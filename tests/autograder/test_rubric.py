@@ -145,6 +145,52 @@ def test_it_checks_a_rubric_file_against_the_hidden_suites_as_it_reads_it(tmp_pa
         rubric.load(tmp_path / "function.toml")
 
 
+TYPOS = [
+    (
+        "threshold = 0.70",
+        "threshold = 7.0",
+        r"thresholds.SequenceClassifier.learns_the_task.threshold must be an accuracy",
+    ),
+    (
+        "threshold = 0.90",
+        "threshold = 0",
+        r"thresholds.SequenceClassifier.learns_padded_rows.threshold must be an accuracy",
+    ),
+    (
+        "threshold = 0.80",
+        "threshold = -0.8",
+        r"thresholds.next_token_loss.trains_the_pattern_model.threshold must be an",
+    ),
+    ("lesson = 0.996", "lesson = 99.6", r"thresholds.SequenceClassifier.learns_the_task.lesson must be an accuracy"),
+    ("output = 5\n", "output = 50\n", r"the points add up to \d+, not total = \d+: an item's points or the total"),
+    ("total = 100 ", "total = 90 ", r"the points add up to \d+, not total = 90"),
+    ("total = 100 ", "total = 0 ", r"total must be a number above 0, not 0"),
+    ("total = 100 ", 'total = "100" ', r"total must be a number above 0, not '100'"),
+    ("total = 100 ", "# total = 100 ", r"total is missing: state the points the items add up to"),
+    ("total = 100 ", "totl = 100 ", r"unknown setting totl \(the top of a rubric sets only total\)"),
+]
+
+
+@pytest.mark.parametrize(("line", "typo", "problem"), TYPOS)
+def test_it_refuses_a_typo_in_a_threshold_or_in_the_points_naming_the_key(tmp_path, line, typo, problem):
+    text = RUBRIC.read_text()
+    assert line in text, "the typo is made in a line the rubric has"
+    (tmp_path / "typo.toml").write_text(text.replace(line, typo, 1))
+    with pytest.raises(rubric.RubricError, match=f"typo.toml: {problem}"):
+        rubric.load(tmp_path / "typo.toml")
+
+
+def test_it_states_its_total_and_its_points_add_up_to_it():
+    stated = tomllib.loads(RUBRIC.read_text())["total"]
+    assert rubric.load().total == stated
+
+
+def test_it_accepts_a_course_sections_own_points_when_they_add_up_to_its_total(tmp_path):
+    path = rubric_file(tmp_path / "section.toml", points=lambda function, aspect: 0.5)
+    read = rubric.load(path)
+    assert read.total == tomllib.loads(path.read_text())["total"] == 0.5 * len(read.items)
+
+
 def run_module(*arguments: str) -> subprocess.CompletedProcess:
     """`python -m autograder.rubric` as the roster workflow's first job runs it: the standard library only."""
     command = [sys.executable, "-S", "-m", "autograder.rubric", *arguments]
@@ -163,3 +209,13 @@ def test_its_module_says_what_a_rubric_file_sets_or_why_it_cannot_be_used(tmp_pa
     done = run_module(str(bad))
     assert done.returncode == 2 and done.stdout == "" and len(done.stderr.splitlines()) == 1
     assert done.stderr.startswith(f"rubric: {bad}: [credit] names R9")
+
+
+def test_its_module_reports_the_total_and_refuses_points_that_do_not_add_up_in_one_line(tmp_path):
+    stated = tomllib.loads(RUBRIC.read_text())["total"]
+    assert f"{len(rubric.load().items)} items, {stated:g} points" in run_module().stdout
+    typo = tmp_path / "typo.toml"
+    typo.write_text(RUBRIC.read_text().replace("output = 5\n", "output = 50\n", 1))
+    done = run_module(str(typo))
+    assert done.returncode == 2 and done.stdout == "" and len(done.stderr.splitlines()) == 1
+    assert done.stderr.startswith(f"rubric: {typo}: the points add up to {stated + 45:g}, not total = {stated:g}")

@@ -144,13 +144,24 @@ def test_its_shards_grade_as_root_with_the_grader_by_its_path_and_hold_no_secret
     assert "secrets." not in yaml.safe_dump(grade)
     assert not any(step.get("with", {}).get("repository") for step in steps(grade)), "students are cloned as data"
     script = runs(grade)
-    assert 'python -m venv "$VENV"' in script and '"$VENV/bin/python" -m pip install ./grader' in script
+    assert 'python -m venv "$VENV"' in script and '"$VENV/bin/python" -m pip install --no-deps ./grader' in script
     grading = 'sudo "$VENV/bin/autograde" grade-all submissions --out results --jobs "$(nproc)" --require-isolation'
     assert grading in script
     assert "--no-require-isolation" not in script, "grades that count are graded under isolation"
     assert 'sudo chown -R "$(id -u):$(id -g)" results' in script
     upload = next(step for step in steps(grade) if step.get("uses", "").startswith("actions/upload-artifact@"))
     assert upload["if"] == "${{ !cancelled() }}" and upload["with"]["overwrite"] is True
+
+
+def test_its_shards_end_their_gradings_before_the_jobs_timeout_so_that_the_grades_made_are_uploaded():
+    grade = roster_jobs()["grade"]
+    assert grade["timeout-minutes"] == grade["env"]["SHARD_MINUTES"], "the budget is reckoned from the timeout"
+    assert 0 < grade["env"]["UPLOAD_MINUTES"] < grade["env"]["SHARD_MINUTES"]
+    assert steps(grade)[0]["run"] == "date +%s > shard-started", "the clock starts with the job"
+    grading = next(step for step in steps(grade) if step.get("name") == "Grade the shard (as root, for isolation)")
+    assert '--time-budget "$budget"' in grading["run"] and "$(cat shard-started)" in grading["run"]
+    after = steps(grade)[steps(grade).index(grading) + 1 :]
+    assert all(step.get("if") == "${{ !cancelled() }}" for step in after), "they run after a grading step that failed"
 
 
 def test_its_gradebook_merges_this_runs_gradings_with_the_previous_runs_results():

@@ -13,7 +13,9 @@ Placeholders in those files say where an attack would like to write, and what it
 @@NAME@@ the attack, @@MARK@@ /tmp/autograde-attack-<name>-<token>, @@PARENT@@ the folder holding
 the submission, @@SUBMISSION@@ and @@OUT@@ the submission and its results folder, @@REPO@@ this
 repository, @@TOKEN@@ digits in the command line of every process it starts, @@PORT@@ the loopback
-port of a server the test runs, which hands the reference's set_forget_bias to whoever connects.
+port of a server the test runs, which hands the reference's set_forget_bias to whoever connects,
+@@SCOPE@@ what an attack on other processes may aim at (the folder its grading's command lines
+name, or "*" for every process it sees, in a PID namespace of the test's own).
 Every attack is bounded on its own (in time, memory and processes), connects
 to the loopback only and aims only at those places, so it is safe on a shared machine even where the
 grader fails to stop it.
@@ -71,6 +73,7 @@ class Group:
     limits: dict[str, float] = field(default_factory=dict)  # rubric limits changed to keep the grading short
     cli: bool = False  # graded by `autograde grade` in a subprocess, whose printing is checked too
     settle: float = 0.0  # seconds to give background processes before looking for their traces
+    limits_by_command: bool = False  # its limits hold in the command line's gradings too (a rubric file)
 
     def promised_seconds(self) -> float:
         """What the grader promises a grading takes at most: its grading cap, and one worker's start-up."""
@@ -84,7 +87,7 @@ class Attack:
     name: str  # its folder in submissions/
     group: str
     files: tuple[str, ...]  # what the folder holds: the submission's files it replaces or adds
-    expected: dict[str, str]  # function -> FULL or ZERO for every one of its items; untouched functions: FULL
+    expected: dict[str, str]  # function (or one item, "F: aspect") -> FULL or ZERO for each of its items
     feedback: str = ""  # a pattern the output of each of its failed items matches
     xfail: str = ""  # "grader: what is missing", while the grader does not defend the attack
 
@@ -98,16 +101,25 @@ GROUPS = {
         Group("exits", limits={"memory_mb": 2048}),  # the memory bomb meets the ceiling sooner
         Group("hangs", limits={"call_timeout": 3.0}),  # two timeouts, each followed by a fresh worker
         Group("processes", settle=2.0),
+        Group("disk", limits={"disk_mb": 64}, limits_by_command=True),  # a smaller bound: filled sooner
         Group("values"),
         Group("values_and_state"),
         Group("values_and_cheats"),
+        Group("answers"),
         Group("output", cli=True),
         Group("kills", cli=True),
+        Group("spinners"),  # a grading of its own each: the spinners take the processes a thread bomb needs
+        Group("threads"),
+        Group("reach", cli=True, settle=2.0),  # other processes: the grader, the supervisor, other workers
+        Group("thresholds"),  # the grader's training runs: a few minutes of CPU each
+        Group("evaluation_switch"),
     ]
 }
 
 NOT_DONE = r"is not done yet"
 TIMEOUT = r"did not finish \(timeout\)"
+TOO_LARGE = r"did not finish \(crash\): the answer was \d+ bytes, more than the \d+ allowed"
+LEARNED_NOTHING = r"does not come from what"
 ATTACKS = [
     # the grader's own configuration: none of these files is read, so the stubs still earn 0
     Attack(
@@ -201,6 +213,14 @@ ATTACKS = [
     Attack("fork_bomb", "processes", ("exercises/baseline.py",), {"bag_of_counts": ZERO, "lstm_step": FULL}),
     Attack("background_process", "processes", ("exercises/padding.py",), {"gather_final": ZERO, "masked_mean": FULL}),
     Attack("fake_results_json", "processes", ("exercises/initialisation.py",), {"set_forget_bias": ZERO}),
+    # the disk: every place the worker may write is bounded, its call fails, the next gets a fresh worker
+    Attack(
+        "disk_filler",
+        "disk",
+        ("exercises/padding.py",),
+        {"masked_mean": ZERO, "gather_final": FULL},
+        r"did not finish \(disk full\): your code wrote more than 64 MB to disk",
+    ),
     # return values that are not what they seem
     Attack("return_tensor_subclass", "values", ("exercises/padding.py",), {"gather_final": ZERO}, r"Agreeable"),
     Attack("return_always_equal", "values", ("exercises/recurrence.py",), {"lstm_step": ZERO}),
@@ -224,6 +244,23 @@ ATTACKS = [
     Attack("return_list", "values_and_cheats", ("exercises/baseline.py",), {"bag_of_counts": ZERO}, r"returned a list"),
     Attack("import_solutions", "values_and_cheats", ("exercises/initialisation.py",), {"set_forget_bias": ZERO}),
     Attack("search_expected", "values_and_cheats", ("exercises/language_model.py",), {"sample": ZERO}),
+    # answers far larger than asked for: refused unread past an answer's frame, or their texts cut as they are read
+    Attack("huge_string_answer", "answers", ("exercises/baseline.py",), {"bag_of_counts": ZERO}, TOO_LARGE),
+    Attack("huge_answer", "answers", ("exercises/language_model.py",), {"sample": ZERO}, TOO_LARGE),
+    Attack(
+        "huge_type_name",
+        "answers",
+        ("exercises/padding.py",),
+        {"gather_final": ZERO, "masked_mean": FULL},
+        r"is a exercises\.padding\.(Huge)+\w* \.\.\. cut: \d+ more characters; expected",
+    ),
+    Attack(
+        "huge_error_lines",
+        "answers",
+        ("exercises/recurrence.py",),
+        {"rnn_forward": ZERO, "lstm_step": FULL},
+        r"raised ValueError: rnn_forward gave up:\n(e\n)+\.\.\. cut: \d+ more lines",
+    ),
     # output: bounded, and never read as escapes or workflow commands (graded by the command line)
     Attack("print_flood", "output", ("exercises/padding.py",), {"gather_final": ZERO, "masked_mean": FULL}),
     Attack("print_escapes", "output", ("exercises/recurrence.py",), {"lstm_step": ZERO}),
@@ -233,16 +270,75 @@ ATTACKS = [
     # killing the grader, or the worker's whole process group (graded by the command line, in its own session)
     Attack("kill_parent", "kills", ("exercises/padding.py",), {"gather_final": ZERO, "masked_mean": FULL}),
     Attack("killpg", "kills", ("exercises/recurrence.py",), {"lstm_step": ZERO}),
+    # CPU: right answers, with spinners or 64 threads left running for the gradings beside it
+    # (tests/autograder/sandbox/test_neighbours.py grades them beside the reference)
+    Attack("cpu_hog", "spinners", ("exercises/baseline.py",), {"bag_of_counts": FULL}),
+    Attack("thread_bomb", "threads", ("exercises/padding.py",), {"masked_mean": FULL}),
+    # changing other processes by their id, without a signal (graded by the command line, in its own session);
+    # each returns the reference's answer unless a call got through: it earns full marks only where all are refused
+    Attack("prlimit_others", "reach", ("exercises/padding.py",), {"gather_final": FULL, "masked_mean": FULL}),
+    Attack("starve_supervisor", "reach", ("exercises/recurrence.py",), {"lstm_step": FULL}),
+    Attack("reschedule_others", "reach", ("exercises/initialisation.py",), {"set_forget_bias": FULL}),
+    # threshold items whose accuracy does not come from what was learned: a rule, an evaluation-mode switch,
+    # a replaced training routine (the other items of those functions are graded too, as they honestly come)
+    Attack(
+        "rule_forward",
+        "thresholds",
+        ("exercises/classifier.py",),
+        {"SequenceClassifier: learns the task": ZERO, "SequenceClassifier: learns padded rows": ZERO},
+        LEARNED_NOTHING,
+    ),
+    Attack(
+        "replaced_training_routine",
+        "thresholds",
+        ("exercises/language_model.py",),
+        {"next_token_loss: trains the pattern model": ZERO},
+        r"not shifted|tokens\[:, 1:\]",
+    ),
+    Attack(
+        "evaluation_switch",
+        "evaluation_switch",
+        ("exercises/classifier.py",),
+        {
+            "SequenceClassifier: last pooling": FULL,
+            "SequenceClassifier: padded batch": FULL,
+            "SequenceClassifier: learns the task": ZERO,
+            "SequenceClassifier: learns padded rows": ZERO,
+        },
+        LEARNED_NOTHING,
+    ),
 ]
-SLOWEST_FIRST = ("exits", "hangs", "output", "kills", "processes", "values")
+SLOWEST_FIRST = (
+    "thresholds",
+    "evaluation_switch",
+    "exits",
+    "hangs",
+    "answers",
+    "output",
+    "kills",
+    "processes",
+    "values",
+)
 
 
 def members(group: Group) -> list[Attack]:
     return [attack for attack in ATTACKS if attack.group == group.name]
 
 
+def function_of(key: str) -> str:
+    """The function an expectation is about: its key names a function, or one of its items ("F: aspect")."""
+    return key.split(":", 1)[0]
+
+
 def graded_functions(group: Group) -> list[str]:
-    return [function for attack in members(group) for function in attack.expected]
+    return list(dict.fromkeys(function_of(key) for attack in members(group) for key in attack.expected))
+
+
+def expected_items(key: str) -> list[rubric.Item]:
+    """The rubric's items an expectation covers: every item of a function, or the one item it names."""
+    if ":" in key:
+        return [item for item in RUBRIC.items if item.name == key]
+    return list(RUBRIC.select([key]).items)
 
 
 def attack_files(attack: Attack) -> list[Path]:
@@ -312,6 +408,7 @@ def build(group: Group, folder: Path) -> Built:
             "@@REPO@@": str(ROOT),
             "@@TOKEN@@": token,
             "@@PORT@@": port,
+            "@@SCOPE@@": str(folder),
         }
         for relative in attack_files(attack):
             text = (SUBMISSIONS / attack.name / relative).read_text()
@@ -449,6 +546,8 @@ def grade_by_command(group: Group, built: Built, graded: Graded, tier: Tier, wor
     grader's group reaches nothing else); `work` is the tier's work folder."""
     argv = [str(python()), "-m", "autograder.cli", "grade", str(built.submission), "--out", str(built.out)]
     argv += ["--only", ",".join(graded_functions(group)), "--require-isolation"]
+    if group.limits_by_command:
+        argv += ["--rubric", str(rubric_with_limits(group, work))]
     limit = group.promised_seconds() + HARNESS_SLACK
     started = time.monotonic()
     process = subprocess.Popen(
@@ -473,6 +572,16 @@ def grade_by_command(group: Group, built: Built, graded: Graded, tier: Tier, wor
     elif process.returncode != 0 and not graded.error:
         graded.error = f"`autograde grade` exited with status {process.returncode}:\n{graded.stdout[-3000:]}"
     time.sleep(group.settle)
+
+
+def rubric_with_limits(group: Group, work: Path) -> Path:
+    """A copy of the rubric with the group's limits, in the tier's work folder (readable by its user)."""
+    text = rubric.load().path.read_text(encoding="utf-8")
+    for name, value in group.limits.items():
+        text = re.sub(rf"^{name} = \S+", f"{name} = {value}", text, count=1, flags=re.MULTILINE)
+    path = work / f"rubric-{group.name}.toml"
+    path.write_text(text, encoding="utf-8")
+    return path
 
 
 def blame(graded: Graded, content: str, text: str) -> None:
@@ -596,8 +705,11 @@ def item_problems(graded: Graded, expected: dict[str, str], feedback: str) -> li
     except ValueError:
         return []  # results_problems says why
     problems = []
-    for function, outcome in expected.items():
-        for item in RUBRIC.select([function]).items:
+    for key, outcome in expected.items():
+        items = expected_items(key)
+        if not items:
+            problems.append(f"{key}: no such item in the rubric")
+        for item in items:
             test = tests.get(item.name)
             if test is None:
                 problems.append(f"{item.name}: not in results.json")

@@ -1,7 +1,8 @@
 """The grader as deployed: a copy installed non-editable into a venv made from a world-readable interpreter.
 
 The roster job's own install step (.github/workflows/grade-roster.yml) builds it: `python -m venv`,
-CPU torch, `pip install ./grader` from a copy of this checkout's grader. `python` is Debian's
+the grader's lock (autograder/requirements.lock, CPU torch included) with `--require-hashes`, then
+`pip install --no-deps ./grader` from a copy of this checkout's grader. `python` is Debian's
 /usr/bin/python3 (3.11, the version of the CPU torch wheel), which every user can run, as a runner's
 tool cache or an image has it; this machine's own interpreter sits in /root (mode 700).
 
@@ -35,7 +36,7 @@ BASE_PYTHON = Path("/usr/bin/python3")  # Debian's python3 (3.11) with python3-v
 CACHE = Path(tempfile.gettempdir()) / "autograde-deployed"  # world-readable: the tiers' users run from it
 WORKFLOW = ROOT / ".github" / "workflows" / "grade-roster.yml"
 INSTALL_STEP = "Install CPU torch and the grader"
-TORCH_INDEX = " --index-url https://download.pytorch.org/whl/cpu"
+TORCH_INDEX = " --extra-index-url https://download.pytorch.org/whl/cpu"
 READY = "ready"  # written last: a folder without it is a build that did not finish
 BUILD_TIMEOUT = 1200  # seconds: a venv, torch from the local wheel, the grader and its dependencies
 

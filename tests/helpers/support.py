@@ -71,11 +71,16 @@ def dev_tool(name: str) -> str:
 def rubric_file(path: Path, sections: str = "", points: Callable[[str, str], float] | None = None) -> Path:
     """A course section's own rubric: the grader's rubric.toml, its items' points set by `points(function,
     aspect)` when given, then `sections` (its [late], its [credit]). Tests read the values back from it."""
-    lines, table = [], ""
+    lines, table, total = [], "", 0.0
     for line in RUBRIC.read_text(encoding="utf-8").splitlines():
         header = re.match(r"\[points\.(\w+)\]", line)
         table = header[1] if header else ("" if line.startswith("[") else table)
         item = re.match(r"(\w+) = [0-9.]+(.*)", line)
+        if table and item and points:
+            total += points(table, item[1])
         lines.append(f"{item[1]} = {points(table, item[1])!r}{item[2]}" if table and item and points else line)
-    path.write_text("\n".join(lines) + "\n\n" + sections, encoding="utf-8")
+    text = "\n".join(lines) + "\n\n" + sections
+    if points:  # the file states the total its items add up to, as every rubric must
+        text = re.sub(r"^total = [0-9.]+", f"total = {total!r}", text, count=1, flags=re.MULTILINE)
+    path.write_text(text, encoding="utf-8")
     return path

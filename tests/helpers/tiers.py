@@ -29,7 +29,7 @@ import deployed
 import pytest
 from support import SOLUTIONS
 
-from autograder.sandbox import landlock, namespaces, seccomp, uid
+from autograder.sandbox import cgroup, landlock, namespaces, seccomp, uid
 
 USER_ID = 60990  # below the workers' 61000-64999
 STAGE = Path("/dev/shm")  # where the view holds the real folders while it is built
@@ -53,6 +53,7 @@ class Tier:
     drop_sys_admin: bool = False  # CAP_SYS_ADMIN out of the bounding set
     user_namespaces: bool = True  # False: refused by a seccomp filter, as Docker's profile does
     landlock: bool = True  # False: the Landlock system calls answer ENOSYS
+    cgroups_writable: bool = True  # False: the cgroup hierarchies read-only, as Docker mounts them
 
     def deny(self) -> list[tuple[str, int, int]]:
         return [*([] if self.user_namespaces else seccomp.NO_USER_NAMESPACES), *([] if self.landlock else NO_LANDLOCK)]
@@ -62,7 +63,7 @@ TIERS = {
     tier.name: tier
     for tier in [
         Tier("root"),
-        Tier("docker", drop_sys_admin=True, user_namespaces=False),
+        Tier("docker", drop_sys_admin=True, user_namespaces=False, cgroups_writable=False),
         Tier("user namespace", unprivileged=True),
         Tier("landlock", unprivileged=True, user_namespaces=False),
         Tier("fallback", unprivileged=True, user_namespaces=False, landlock=False),
@@ -85,6 +86,7 @@ class Expected:
     network: bool  # no connection leaves the worker
     private_tmp: bool  # nothing the worker writes to /tmp lands in the machine's /tmp
     no_leftovers: bool  # no process the worker starts outlives the grading
+    out_of_reach: bool  # no call on another process by its id passes (prlimit64, setpriority, ...)
     layers: tuple[str, ...]  # the layers (record.LAYERS) results.json names as in force
     failing: tuple[str, ...] = ()  # the layers the machine seems to allow that must fail to start
     namespaces: str = ""  # the kind in force (namespaces.ROOT or USER), "" for none
@@ -92,8 +94,8 @@ class Expected:
 
     @property
     def refused(self) -> bool:
-        """--require-isolation refuses: instructor files, the network or leftover processes exposed."""
-        return not (self.hidden and self.network and self.no_leftovers)
+        """--require-isolation refuses: instructor files, the network, leftover processes or others exposed."""
+        return not (self.hidden and self.network and self.no_leftovers and self.out_of_reach)
 
 
 def expected(tier: Tier) -> Expected:
@@ -111,11 +113,14 @@ def expected(tier: Tier) -> Expected:
     layers += ["uid"] if root else []
     layers += ["landlock"] if version else []
     layers += ["seccomp"] if filtered else []
+    groups = tier.cgroups_writable and cgroup.available(cgroup.find()).in_force  # as this process sees them
+    layers += ["cgroup"] if root and groups else []
     return Expected(
         hidden=bool(kind) or version >= 1,
         network=bool(kind) or filtered,
         private_tmp=bool(kind) or version >= 1,
         no_leftovers=bool(kind) or root or version >= 6,  # a PID namespace, a uid, or Landlock's signal scope
+        out_of_reach=bool(kind) or root or filtered,  # a PID namespace, a uid, or the seccomp filter
         layers=tuple(layers),
         failing=(namespaces.USER,) if tried_in_vain else (),
         namespaces=kind,
@@ -176,7 +181,7 @@ def command(tier: Tier, argv: list[str], work: Path, start: Path | None = None) 
         setpriv += ["--bounding-set=-sys_admin"]
     spec = {"deny": tier.deny(), "argv": [*setpriv, "--", *argv]}
     enter = [str(python()), "-I", "-c", ENTER, json.dumps(spec)]
-    script = view(needed([work, SOLUTIONS]), start=start or work)
+    script = view(needed([work, SOLUTIONS]), start=start or work, read_only=() if tier.cgroups_writable else cgroups())
     return ["unshare", "--mount", "--propagation", "private", "--", "sh", "-c", script, "sh", *enter]
 
 
@@ -198,13 +203,18 @@ def blocked(path: Path) -> Path | None:
     return None
 
 
-def view(paths: list[Path], start: Path) -> str:
+def cgroups() -> tuple[Path, ...]:
+    """Where this machine mounts its cgroup hierarchies."""
+    return tuple(point for _, point, _, _ in cgroup.mounts(Path("/proc/self/mountinfo")))
+
+
+def view(paths: list[Path], start: Path, read_only: tuple[Path, ...] = ()) -> str:
     """Shell steps (as root, in a private mount namespace) that open the way to `paths` for any user.
 
     Each folder others may not enter is covered by an empty tmpfs (mode 755) into which the
     needed paths under it are bound back; the real folder is held meanwhile on a tmpfs laid over
     /dev/shm (in this mount namespace only), taken away again before the tier's command starts
-    in the folder `start`.
+    in the folder `start`. The mounts `read_only` are made read-only there.
     """
     q = shlex.quote
     by_folder: dict[Path, list[Path]] = {}
@@ -220,5 +230,6 @@ def view(paths: list[Path], start: Path) -> str:
         for path in sorted(set(inside)):
             real = f'"$stage/{number}"/{q(str(path.relative_to(folder)))}'
             lines.append(f"mkdir -p {q(str(path))} && mount --rbind {real} {q(str(path))}")
+    lines += [f"mount -o remount,bind,ro {q(str(point))}" for point in read_only]
     lines += ['umount --lazy "$stage"', f"cd {q(str(start))}", 'exec "$@"']
     return "\n".join(lines)

@@ -247,7 +247,7 @@ def test_the_nbgrader_command_names_its_extra_when_nbgrader_is_missing(tmp_path)
 
 def test_it_refuses_a_results_folder_that_is_not_there(tmp_path, capsys):
     assert cli.main(["report", str(tmp_path / "nowhere"), "--out", str(tmp_path / "out")]) == 2
-    assert "is not a folder of gradings" in capsys.readouterr().err
+    assert f"RESULTS does not exist: {tmp_path / 'nowhere'}" in capsys.readouterr().err
 
 
 def test_grade_all_writes_the_report_beside_the_gradebook_even_for_an_empty_roster(tmp_path):

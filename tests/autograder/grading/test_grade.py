@@ -11,7 +11,7 @@ from support import EXERCISES, ROOT, SOLUTIONS, appended_to, build_submission, g
 
 from autograder import cli, rubric, stubs
 from autograder.grading import writers
-from autograder.grading.grade import PRELOAD, GradingError, copy_submission, limits_from
+from autograder.grading.grade import INDUCTOR_CACHE, PRELOAD, GradingError, caches_in, copy_submission, limits_from
 
 pytestmark = pytest.mark.gradings  # every test here grades submissions through the worker
 
@@ -246,3 +246,14 @@ def test_it_keeps_the_grade_of_code_that_leaves_a_tree_past_the_recursion_limit_
     result = grade(submission({"padding": nesting}), only=["gather_final"])
     assert [item.status for item in result.items] == ["passed"], result.error or result.items[0].feedback
     assert list((tmp_path / "tmp").iterdir()) == [], "the grading's folder is gone, the student's tree with it"
+
+
+def test_it_makes_the_caches_of_its_imports_in_the_gradings_own_folder_then_restores_the_setting(tmp_path, monkeypatch):
+    monkeypatch.delenv(INDUCTOR_CACHE, raising=False)
+    with caches_in(tmp_path):
+        assert os.environ[INDUCTOR_CACHE] == str(tmp_path / "torchinductor")
+    assert INDUCTOR_CACHE not in os.environ
+    monkeypatch.setenv(INDUCTOR_CACHE, "/elsewhere")  # an instructor's own setting is kept
+    with caches_in(tmp_path):
+        assert os.environ[INDUCTOR_CACHE] == "/elsewhere"
+    assert os.environ[INDUCTOR_CACHE] == "/elsewhere"

@@ -8,6 +8,7 @@ defaults, which Gradescope's containers have: tests/helpers/tiers.py).
 
 import base64
 import json
+import re
 import secrets
 import shutil
 import subprocess
@@ -25,9 +26,11 @@ import tiers
 from support import EXERCISES, ROOT, SOLUTIONS, build_submission
 
 from autograder import cli, rubric
+from autograder.fingerprint import VERSIONED
 from autograder.gradescope_run import find_submission
 from autograder.grading import submission
 from autograder.grading.submission import Submission, Why
+from autograder.locations import LOCK
 from autograder.release import gradescope
 from autograder.sandbox import record
 
@@ -46,14 +49,17 @@ def test_it_puts_setup_and_run_autograder_at_the_root_executable(bundle):
         modes = {info.filename: info.external_attr >> 16 for info in archive.infolist()}
         setup = archive.read("setup.sh").decode()
     assert modes["setup.sh"] & 0o111 and modes["run_autograder"] & 0o111
-    assert "https://download.pytorch.org/whl/cpu" in setup and "pip install torch==2.13.0" in setup
-    assert 'pip install "$ROOT/source/grader"' in setup  # installed, not editable
+    assert (
+        "https://download.pytorch.org/whl/cpu" in setup and 'pip install --require-hashes --no-deps -r "$LOCK"' in setup
+    )
+    assert 'pip install --no-deps "$ROOT/source/grader"' in setup  # installed, not editable
 
 
 def test_it_carries_the_grader_its_reference_and_rubric_but_no_caches_or_project_tests(bundle):
     with zipfile.ZipFile(bundle) as archive:
         names = set(archive.namelist())
-    for needed in ("grader/pyproject.toml", "grader/autograder/rubric.toml", "grader/autograder/suites/pytest.ini"):
+    carried = ("grader/pyproject.toml", "grader/autograder/rubric.toml", "grader/autograder/suites/pytest.ini")
+    for needed in (*carried, "grader/autograder/requirements.lock"):
         assert needed in names
     assert {f"grader/solutions/{path.name}" for path in SOLUTIONS.glob("*.py")} <= names
     assert {
@@ -210,6 +216,10 @@ def test_its_run_autograder_writes_results_even_for_an_empty_submission(tmp_path
     assert document["score"] == 0 and "has no exercises/ folder" in document["output"]
     site = deployed.gradescope_image() / "venv" / "lib" / "python3.11" / "site-packages"
     assert f"grader: {site / 'autograder'}" in done.stdout  # setup.sh's installed copy, not this checkout
+    versions = document["extra_data"]["fingerprint"]["versions"]  # what setup.sh installed: the lock's pins
+    locked = {name: re.search(rf"^{name}==(\S+) ", LOCK.read_text(), re.MULTILINE) for name in VERSIONED}
+    assert {name: versions[name] for name in VERSIONED} == {name: found[1] for name, found in locked.items()}
+    assert versions["torch"].endswith("+cpu") and versions["python"].startswith("3.11.")
 
 
 LEAKING_BASELINE = '''

@@ -10,7 +10,7 @@ from support import build_submission, grade, replace_in, rubric_file
 from autograder import cli, rubric
 from autograder.grading import writers
 from autograder.grading.grade import failed_grading
-from autograder.grading.results import GradingResult, ItemResult
+from autograder.grading.results import Failure, GradingResult, ItemResult
 from autograder.roster import gradebook, merge
 
 ONLY = ["gather_final", "masked_mean"]
@@ -75,7 +75,7 @@ def test_it_writes_one_csv_row_per_student_with_a_column_per_rubric_item(written
     with (out / "gradebook.csv").open(newline="") as handle:
         header = next(csv.reader(handle))
     record = ["student", "deadline", "commit", "commit time", "graded at"]
-    assert header == [*record, "total", "max", *(item.name for item in selected.items), "error"]
+    assert header == [*record, "total", "max", *(item.name for item in selected.items), "fingerprint", "error"]
     assert sorted(rows(out)) == sorted(["course/alice-week07", "bob", "carol", "dave", "erin", "frank", "gina"])
 
 
@@ -153,7 +153,7 @@ def test_its_command_writes_both_files_and_exits_0_even_when_some_gradings_faile
 
 def test_its_command_exits_2_without_a_results_folder(tmp_path, capsys):
     assert cli.main(["gradebook", str(tmp_path / "nowhere")]) == 2
-    assert "is not a folder of gradings" in capsys.readouterr().err
+    assert f"RESULTS does not exist: {tmp_path / 'nowhere'}" in capsys.readouterr().err
 
 
 # Late work: gradings written as the roster's shards leave them, the commit times around one deadline.
@@ -284,3 +284,21 @@ def test_without_late_the_gradebook_is_as_before_whatever_the_commit_times(late_
     assert float(table["course/bo"]["total"]) == late_roster["totals"]["bo"]
     assert float(table["course/cy"]["total"]) == late_roster["totals"]["cy"] and table["course/cy"]["error"] == ""
     assert "Late work" not in (tmp_path / "plain" / "overview.md").read_text()
+
+
+@pytest.mark.parametrize("failure", [Failure.GRADER_ERROR, Failure.NOT_STARTED])
+def test_it_gives_no_grade_never_a_0_for_a_grading_that_failed_for_a_reason_not_the_students(failure, tmp_path, capsys):
+    selected = rubric.load().select(ONLY)
+    items = [ItemResult(item.name, item.function, "", item.points, item.points, "passed") for item in selected.items]
+    items[0].score, items[0].status, items[0].failure = 0.0, "failed", failure
+    items[0].feedback = "gather_final did not finish (not started): the worker did not warm up"
+    (tmp_path / "results" / "ada").mkdir(parents=True)
+    writers.write_all(GradingResult(items, 1.0), tmp_path / "results" / "ada")
+    entry = gradebook.read_entry(tmp_path / "results" / "ada", selected)
+    assert entry.total is None and entry.error.startswith(f"not graded: grader error ({failure} in {items[0].name})")
+    assert "the worker did not warm up" in entry.error
+    assert cli.main(["gradebook", str(tmp_path / "results"), "--out", str(tmp_path / "out")]) == 0
+    assert "1 of them not graded because of a grader error: grade them again" in capsys.readouterr().err
+    overview = (tmp_path / "out" / "overview.md").read_text()
+    assert "1 students: 0 graded, 1 without a grade (1 because of a grader error: grade them again)." in overview
+    assert rows(tmp_path / "out")["ada"]["total"] == ""

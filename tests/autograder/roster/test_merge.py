@@ -4,8 +4,11 @@ from pathlib import Path
 
 import pytest
 
-from autograder import cli
-from autograder.roster import merge
+from autograder import cli, rubric
+from autograder.grading import writers
+from autograder.grading.grade import failed_grading
+from autograder.grading.results import Failure
+from autograder.roster import merge, shard_job
 
 
 def grading(source: Path, student: str, graded_at: str | None, score: str) -> Path:
@@ -66,4 +69,24 @@ def test_its_command_merges_and_exits_2_with_the_reason_on_a_missing_source(runs
     assert cli.main(["merge", *map(str, runs), "--out", str(tmp_path / "merged")]) == 0
     assert "4 students, the newest grading of each (4 older ones left out)" in capsys.readouterr().out
     assert cli.main(["merge", str(tmp_path / "nowhere"), "--out", str(tmp_path / "other")]) == 2
-    assert "nowhere is not a folder of gradings" in capsys.readouterr().err
+    assert f"RESULTS does not exist: {tmp_path / 'nowhere'}" in capsys.readouterr().err
+
+
+def test_it_names_every_student_whose_newest_grading_gives_no_grade_with_the_reason(runs, tmp_path, capsys):
+    cut = runs[1] / "course__eve"
+    cut.mkdir()
+    (cut / "error").write_text(shard_job.CUT + "\n")
+    (runs[1] / "course__fay").mkdir()  # nothing recorded at all: its grading was cut
+    failed = runs[1] / "course__gus"
+    failed.mkdir()
+    selected = rubric.load().select(["gather_final"])
+    writers.write_all(failed_grading(selected, "the suites did not run", 1.0, failure=Failure.GRADER_ERROR), failed)
+    roster = tmp_path / "roster.txt"
+    roster.write_text("course/alice\ncourse/eve\ncourse/hal\n")  # hal's shard uploaded nothing
+    assert cli.main(["merge", *map(str, runs), "--out", str(tmp_path / "merged"), "--roster", str(roster)]) == 0
+    out = capsys.readouterr().out
+    assert f"  no grade for course/hal: {merge.NOTHING_UPLOADED}\n" in out
+    assert f"  no grade for course__eve: {shard_job.CUT}\n" in out
+    assert "  no grade for course__fay: no results: its grading was cut (no results.json)\n" in out
+    assert "  no grade for course__gus: not graded: grader error (grader error in gather_final: " in out
+    assert "4 student(s) without a grade" in out and "course__alice" not in out

@@ -9,6 +9,7 @@ re-run of one student who got an extension, a re-run of one shard; each merged w
 """
 
 import csv
+import dataclasses
 import json
 import os
 import secrets
@@ -30,7 +31,7 @@ from workflow_runner import Artifacts, Context, Runner, environment, evaluate, s
 
 from autograder import TITLE, rubric
 from autograder.roster.issues import ISSUE_TITLE
-from autograder.sandbox import record
+from autograder.sandbox import cgroup, record
 
 pytestmark = pytest.mark.deployed  # every job runs the grader from the roster job's own venv
 
@@ -167,10 +168,14 @@ def test_it_grades_the_roster_in_shards_each_as_root_with_the_grader_called_by_i
     grading = [call for call in calls if " grade-all " in call]
     venv = course["root"] / "run-1" / "grade-1" / "grader-venv"
     cores = len(os.sched_getaffinity(0))
-    assert grading[0] == (
+    command, budget = grading[0].rsplit(" --time-budget ", 1)
+    assert command == (
         f"{venv}/bin/autograde grade-all submissions --out results --jobs {cores} --require-isolation "
         "--rubric grader/autograder/rubric.toml"
     )
+    job = course["runner"].workflow["jobs"]["grade"]
+    most = (job["env"]["SHARD_MINUTES"] - job["env"]["UPLOAD_MINUTES"]) * 60
+    assert 0 < int(budget) <= most, "grade-all ends within what is left of the job's time, less the upload's"
     assert first_run["shards"][1].result == "success"
     results = course["root"] / "run-1" / "grade-1" / "results" / "course__bob-week07" / "results.json"
     isolation = json.loads(results.read_text())["extra_data"]["isolation"]
@@ -587,4 +592,34 @@ def test_the_shard_job_as_deployed_gives_an_attack_on_the_reference_nothing_and_
     assert all(score == most for name, (score, most) in scores.items() if name not in attacked), scores
     isolation = record.from_dict(document["extra_data"]["isolation"])
     assert document["extra_data"]["isolation_required"] is True and isolation.missing() == []
-    assert [name for name in record.LAYERS if isolation.layer(name).in_force] == list(record.LAYERS)
+    groups = cgroup.available(cgroup.find()).in_force  # the job runs as root: its workers' cgroups where writable
+    in_force = [name for name in record.LAYERS if name != "cgroup" or groups]
+    assert [name for name in record.LAYERS if isolation.layer(name).in_force] == in_force
+
+
+GRADE_STEP = "Grade the shard (as root, for isolation)"
+
+
+@pytest.fixture(scope="module")
+def spent_shard(first_run, course) -> dict:
+    """The first run's roster again, in shards whose job started SHARD_MINUTES ago: no time is left to grade."""
+    clock = {"Start the shard's clock": lambda script: "echo $(( $(date +%s) - SHARD_MINUTES * 60 )) > shard-started"}
+    late = {**course, "runner": dataclasses.replace(course["runner"], edits=clock)}
+    extensions = {"bob": "2026-12-06T23:59:00+01:00"}
+    return run_workflow(late, 7, roster=str(roster(course, 7, extensions)), feedback=False)
+
+
+def test_a_shard_out_of_time_uploads_what_it_has_and_the_merge_and_gradebook_name_each_student_cut(spent_shard, course):
+    shard = spent_shard["shards"][1]
+    assert shard.step(GRADE_STEP).status == 3, shard.step(GRADE_STEP).stderr[-2000:]
+    assert "2 student(s) not graded because of a grader error" in shard.step(GRADE_STEP).stderr
+    assert shard.step("Stamp the gradings").status == 0
+    assert shard.step("actions/upload-artifact").ran and shard.step("actions/upload-artifact").status == 0
+    check = shard.step("Every grading completed")
+    assert check.ran and "course/alice-week07" in check.stdout and "course/bob-week07" in check.stdout
+    merged = spent_shard["gradebook"].step("Merge, keeping each student's newest grading").stdout
+    for name in ("alice", "bob"):
+        assert f"no grade for course__{name}-week07: not graded: grader error" in merged
+        row = gradebook(course, 7)[name]
+        assert row["total"] == "" and row["error"].startswith("not graded: grader error"), row
+        assert "the run's time budget ran out before this grading could start" in row["error"]

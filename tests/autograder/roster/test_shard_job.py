@@ -131,3 +131,16 @@ def test_finish_moves_each_on_time_grading_into_its_students_folder_and_stamps_b
     nested = results / "course__dee" / gradebook.ON_TIME
     assert text(nested, "commit") == remotes["commits"]["dee", "on time"]
     assert text(nested, "graded-at") == text(results / "course__dee", "graded-at")
+
+
+def test_finish_records_why_a_student_checked_out_has_no_results_and_leaves_the_others_alone(tmp_path):
+    results = tmp_path / "results"
+    for name in ("cut", "graded", "nothing"):
+        (results / name).mkdir(parents=True)
+    (results / "graded" / "results.json").write_text("{}\n")
+    (results / "nothing" / "error").write_text("no commit before the deadline 2026-12-04T23:59:00+00:00\n")
+    assert shard_job.finish(results) == 0
+    assert text(results / "cut", "error") == shard_job.CUT
+    assert not (results / "graded" / "error").exists()
+    assert text(results / "nothing", "error").startswith("no commit before")
+    assert [failed.repository for failed in shard_job.failures(results, rubric.load())] == ["cut", "graded"]

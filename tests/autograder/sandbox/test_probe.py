@@ -1,7 +1,9 @@
 """The probe: each layer tried, what holds measured from inside, a layer that fails named with its step."""
 
+import subprocess
 import sys
 import tempfile
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -98,3 +100,42 @@ def test_it_probes_from_a_temporary_folder_too_deep_for_a_unix_sockets_address(m
     isolation = probe.available()  # the socket's address would not fit under it: the probe says what held anyway
     assert isolation.no_network == seccomp.supported(), isolation
     assert not [failure for failure in isolation.failures if failure.layer == "worker"], isolation.failures
+
+
+@pytest.mark.skipif(not seccomp.supported(), reason="no filter written for this architecture")
+def test_it_finds_another_process_out_of_reach_by_trying_it_where_the_worker_shares_the_graders_uid(landlock_alone):
+    isolation = probe.available()  # the worker runs as this process's user, without capabilities
+    assert isolation.others_out_of_reach and isolation.mechanisms["others_out_of_reach"] == ["seccomp"], isolation
+    assert isolation.no_process_outlives == (landlock.abi() >= 6), isolation  # the one it leaves is ended
+
+
+def test_it_finds_another_process_within_reach_without_the_filter(monkeypatch, landlock_alone):
+    monkeypatch.setattr(seccomp, "supported", lambda: False)  # as on an architecture without a filter
+    isolation = probe.available()
+    assert not isolation.others_out_of_reach and isolation.mechanisms["others_out_of_reach"] == [], isolation
+    assert "others_out_of_reach" in isolation.missing()
+
+
+def started(pid: int, mark: str) -> None:
+    """Wait until `pid` has exec'd its command (until then its command line is this process's)."""
+    while mark.encode() not in Path(f"/proc/{pid}/cmdline").read_bytes():
+        time.sleep(0.01)
+
+
+def test_it_finds_the_processes_left_behind_by_their_existence_and_ends_them(tmp_path):
+    mark = str(tmp_path / "sandbox")
+    with subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)", mark]) as left:
+        started(left.pid, mark)
+        assert probe.left_behind(mark) == [left.pid]
+        assert left.wait(timeout=30) == -9  # SIGKILL
+    assert probe.left_behind(mark) == []
+
+
+def test_it_records_a_process_left_behind_where_the_supervisor_does_not_end_it(monkeypatch, tmp_path, landlock_alone):
+    careless = tmp_path / "careless_supervisor.py"  # runs the worker and ends nothing
+    careless.write_text(
+        "import os, sys\ncommand = sys.argv[sys.argv.index('--') + 1 :]\nos.execv(command[0], command)\n"
+    )
+    monkeypatch.setattr(layers, "SUPERVISOR", careless)
+    isolation = probe.available()
+    assert not isolation.no_process_outlives and "no_process_outlives" in isolation.missing(), isolation

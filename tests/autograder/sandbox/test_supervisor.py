@@ -29,9 +29,10 @@ ESCAPE = (
 )
 
 
-def supervised(token: str, then: str, grader: str = "") -> list[str]:
+def supervised(token: str, then: str, grader: str = "", prelude: str = "") -> list[str]:
     grader = grader or str(os.getpid())
-    return [sys.executable, "-I", "-S", str(SUPERVISOR), grader, "", "--", sys.executable, "-c", ESCAPE, token, then]
+    worker = [sys.executable, "-c", prelude + ESCAPE, token, then]
+    return [sys.executable, "-I", "-S", str(SUPERVISOR), grader, "", "--", *worker]
 
 
 MARKS: list[str] = []  # every sleeper's mark, to clean up after a failed test
@@ -86,3 +87,14 @@ def no_leftovers():
     for mark in MARKS:
         for pid in processes_with(mark):
             os.kill(pid, signal.SIGKILL)
+
+
+# what a worker without the seccomp filter could do to a supervisor of its uid: no descriptor left to it
+NO_DESCRIPTORS = "import os, resource; resource.prlimit(os.getppid(), resource.RLIMIT_NOFILE, (0, 0))\n"
+
+
+def test_it_kills_what_the_worker_left_even_with_no_descriptor_left_to_open():
+    mark = token()
+    done = subprocess.run(supervised(mark, "0", prelude=NO_DESCRIPTORS), capture_output=True, text=True, timeout=60)
+    assert done.stdout.strip() == "escaped", done.stderr
+    assert processes_with(mark) == []

@@ -22,8 +22,11 @@ import tiers
 from attack_suite import processes_with
 from support import ROOT, SOLUTIONS
 
+from autograder.runtime.bounds import Budget
+from autograder.runtime.codec import Unsupported
 from autograder.sandbox import Isolation, Worker, WorkerLimits, layers, probe
-from autograder.student import Died, Remote
+from autograder.scrub import Fragments, Scrubber
+from autograder.student import Died, Raised, Remote
 
 PROBE = """
 import os, subprocess, sys, time
@@ -92,8 +95,18 @@ def beat(path, seconds):
             handle.write(str(time.monotonic()))
         time.sleep(0.05)
 
+def huge_text(lines):
+    return "a\\n" * lines
+
+def huge_name(length):
+    return type("T" * length, (), {})()
+
+def huge_error(lines):
+    sys.modules["autograde_runtime.harness"].MAX_MESSAGE = 10**9  # as a student's own harness would send it
+    raise ValueError("e\\n" * lines)
+
 def spawn_and_hang(started, token):
-    code = f"import time; open({started!r}, 'w').write('started'); time.sleep(60)"
+    code = f"import time; open({started!r}, 'w').write('started'); print('started', flush=True); time.sleep(60)"
     subprocess.Popen([sys.executable, "-c", code, token], start_new_session=True)
     while True:
         time.sleep(0.1)
@@ -163,10 +176,11 @@ def test_it_keeps_only_the_start_of_a_flood_of_output(worker):
 
 def test_it_kills_a_hanging_call_and_every_process_it_started(worker):
     token = str(secrets.randbelow(10**12) + 10**12)  # in the command line of the process it starts
-    started = worker.scratch / "started"
+    started = worker.scratch / "started"  # in the worker's own disk: its output says it started
+    remote = Remote(worker)
     with pytest.raises(Died, match=r"spawn_and_hang did not finish \(timeout\)"):
-        Remote(worker).run("probe.spawn_and_hang", str(started), token, timeout=5.0)
-    assert started.read_text() == "started", "the call never started its process"
+        remote.run("probe.spawn_and_hang", str(started), token, timeout=5.0)
+    assert "started" in remote.transcript[-1], "the call never started its process"
     assert processes_with(token) == [], "a process started by the student outlived the timeout"
 
 
@@ -208,6 +222,71 @@ def test_it_keeps_the_grader_alive_when_the_worker_kills_its_parent(sandbox, mon
         with pytest.raises(Died, match="killed by SIGKILL"):  # the supervisor takes the blow, the worker with it
             remote.run("probe.kill_parent")
         assert remote.run("probe.shout", 1).value == 1  # and this process, the grader, is still here
+
+
+# -- what comes back: bounded before the grader reads it, the reading within the call's time -----------
+def test_it_cuts_a_string_answer_of_a_great_many_lines_before_the_grader_reads_it(worker):
+    lines = worker.limits.response_bytes // 4  # "a\n" a line: half an answer's frame
+    text = Remote(worker).run("probe.huge_text", lines).value
+    assert text.count("\n") == worker.limits.text.lines
+    assert text.endswith(f"... cut: {lines - worker.limits.text.lines} more lines")
+
+
+def test_it_cuts_a_huge_type_name(worker):
+    length = worker.limits.response_bytes // 2
+    value = Remote(worker).run("probe.huge_name", length).value
+    assert type(value) is Unsupported
+    full = len("exercises.probe.") + length  # the type's module and name
+    assert value.type_name.endswith(f"... cut: {full - worker.limits.text.chars} more characters")
+
+
+def test_it_cuts_a_huge_exception_message_whatever_the_worker_sends(worker):
+    lines = worker.limits.response_bytes // 4
+    with pytest.raises(Raised, match=r"huge_error raised ValueError: e\n") as raised:
+        Remote(worker).run("probe.huge_error", lines)
+    kept = worker.limits.text.lines
+    assert f"... cut: {lines - kept} more lines" in str(raised.value)
+    assert str(raised.value).count("\n") <= 2 * (kept + 1)  # the message and the traceback, each bounded
+
+
+def test_it_refuses_an_answer_larger_than_its_frame_unread(worker):
+    lines = worker.limits.response_bytes // 2 + 1000
+    with pytest.raises(Died, match=r"huge_text did not finish \(crash\): the answer was \d+ bytes, more than"):
+        Remote(worker).run("probe.huge_text", lines)
+    assert Remote(worker).run("probe.shout", 1).value == 1  # a fresh worker serves the next call
+
+
+class Slow(Scrubber):
+    """A scrubber that takes until `due()` has passed: the grader's reading of an answer running late."""
+
+    def __init__(self, due) -> None:
+        super().__init__(Fragments(frozenset(), frozenset()))
+        self.due = due
+
+    def value(self, value):
+        time.sleep(max(self.due() - time.monotonic(), 0) + 0.1)
+        return value
+
+
+def test_it_ends_a_call_as_a_timeout_when_reading_its_answer_runs_past_the_calls_time(worker):
+    remote = Remote(worker)
+    remote.scrubber = Slow(lambda: worker.answer_by)
+    pattern = r"shout did not finish \(timeout\): the grader's reading of its answer ran past the call's 5 s"
+    with pytest.raises(Died, match=pattern) as death:
+        remote.run("probe.shout", 1, timeout=5.0)
+    assert death.value.kind == "timeout"
+    remote.scrubber = None
+    assert remote.run("probe.shout", 2).value == 2  # the worker answered: it serves the next call
+
+
+def test_it_checks_the_gradings_deadline_after_each_call(worker):
+    assert Remote(worker).run("probe.shout", 1).value == 1  # started and warm
+    remote = Remote(worker, deadline=time.monotonic() + 5.0)
+    remote.scrubber = Slow(lambda: max(worker.answer_by, remote.deadline))
+    with pytest.raises(Died, match=r"the time for the whole grading ran out before its answer was read"):
+        remote.run("probe.shout", 1, timeout=30.0)
+    with pytest.raises(Died, match=r"The time for the whole grading ran out before this item could run"):
+        remote.run("probe.shout", 1)
 
 
 # -- the OS-level protections, in every tier -------------------------------------------------------
@@ -281,9 +360,9 @@ def run_checks(tier: tiers.Tier, work: Path) -> dict:
             found = json.loads(grader.stdout.readline() or "{}")
             found["wrote_outside"] = marker.exists()
             deadline = time.monotonic() + 120
-            while not heartbeat.exists() and grader.poll() is None and time.monotonic() < deadline:
+            while not seen(heartbeat, str(sandbox)) and grader.poll() is None and time.monotonic() < deadline:
                 time.sleep(0.1)
-            found["beating"] = heartbeat.exists()
+            found["beating"] = seen(heartbeat, str(sandbox))
             grader.send_signal(signal.SIGKILL)  # the grading process dies, its worker must follow
             grader.wait()
             found["lingering"] = lingering(str(sandbox))
@@ -292,6 +371,11 @@ def run_checks(tier: tiers.Tier, work: Path) -> dict:
             grader.wait()
             marker.unlink(missing_ok=True)
     return found
+
+
+def seen(path: Path, token: str) -> bool:
+    """Whether `path` exists on the host or in the root of a process naming `token` (a worker's own disk)."""
+    return path.exists() or any(Path(f"/proc/{pid}/root{path}").exists() for pid in processes_with(token))
 
 
 def lingering(token: str) -> list[int]:
@@ -314,7 +398,8 @@ def test_it_hides_the_instructors_files_from_the_worker_where_the_tier_allows(ti
     read = checked(tier)["read"]
     hidden = read in ("FileNotFoundError", "PermissionError")
     assert hidden == tiers.expected(tier).hidden, f"the worker read {read[:60]!r} in the {tier.name} tier"
-    assert hidden or read == (SOLUTIONS / "padding.py").read_text()  # where it can, it reads the real file
+    # where it can, it reads the real file (as much of it as an answer's text brings back)
+    assert hidden or read == Budget(WorkerLimits().text).text((SOLUTIONS / "padding.py").read_text())
 
 
 @pytest.mark.parametrize("tier", tier_cases())
@@ -333,3 +418,11 @@ def test_it_keeps_what_the_worker_writes_to_tmp_inside_the_worker_where_the_tier
 def test_it_caps_the_number_of_processes(tier, checked):
     started = checked(tier)["spawn"]
     assert started.endswith("then BlockingIOError"), started
+
+
+def test_a_worker_that_does_not_warm_up_in_time_is_not_started_never_the_students_timeout(sandbox):
+    cold = Worker(make_package(sandbox), sandbox, WorkerLimits(start_timeout=0.001))
+    with cold, pytest.raises(Died) as died:
+        Remote(cold).run("probe.environment")
+    assert died.value.kind == "not started" and "the worker did not warm up" in str(died.value)
+    assert "not your code" in str(died.value)
