@@ -115,6 +115,13 @@ MISTAKES = [
         'Day 1, "batch_first is not the default"',
     ),
     Mistake(
+        "R8",
+        "rnn_forward",
+        "Your zero state is made as float32 whatever the input (torch.zeros(batch, hidden)): a float64 input (or "
+        "one on a GPU) breaks or is cast down. Make it from the input: x.new_zeros(batch, hidden)",
+        _DAY1_LOOP,
+    ),
+    Mistake(
         "L1",
         "lstm_step",
         "Your gates are split in the paper's order (i, f, o, g); PyTorch's blocks are input, forget, cell (g), output",

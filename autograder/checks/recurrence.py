@@ -17,6 +17,7 @@ from autograder.checks import gradients, variants
 from autograder.checks.compare import (
     ATOL,
     RTOL,
+    CheckFailure,
     Comparison,
     Suspects,
     expect_pair,
@@ -36,8 +37,12 @@ class RnnCase:
     size: int  # input features
     hidden: int
     seed: int
+    dtype: torch.dtype = torch.float32  # the contract allows any floating dtype: float64 too (R8)
 
     def inputs(self, with_h0: bool = False) -> list:
+        return [None if a is None else a.to(self.dtype) for a in self._inputs(with_h0)]
+
+    def _inputs(self, with_h0: bool) -> list:
         x = normal(self.batch, self.length, self.size, seed=self.seed)
         weights = [
             normal(self.hidden, self.size, seed=self.seed + 100, scale=0.6),
@@ -49,10 +54,13 @@ class RnnCase:
         return [x, *weights, h0]
 
     def context(self, with_h0: bool) -> str:
-        return f"x {self.batch}x{self.length}x{self.size}, hidden {self.hidden}, h0 {'given' if with_h0 else 'None'}"
+        kind = "" if self.dtype == torch.float32 else f" {str(self.dtype).removeprefix('torch.')}"
+        return (
+            f"x{kind} {self.batch}x{self.length}x{self.size}, hidden {self.hidden}, h0 {'given' if with_h0 else 'None'}"
+        )
 
     def shortened(self, steps: int) -> "RnnCase":
-        return RnnCase(self.batch, self.length - steps, self.size, self.hidden, self.seed)
+        return RnnCase(self.batch, self.length - steps, self.size, self.hidden, self.seed, self.dtype)
 
 
 RNN_CASES = [  # square and not, batch 1, length 1, batch == length
@@ -60,6 +68,7 @@ RNN_CASES = [  # square and not, batch 1, length 1, batch == length
     RnnCase(batch=1, length=1, size=3, hidden=2, seed=1),
     RnnCase(batch=4, length=4, size=5, hidden=5, seed=2),
     RnnCase(batch=2, length=7, size=3, hidden=4, seed=3),
+    RnnCase(batch=2, length=3, size=3, hidden=4, seed=8, dtype=torch.float64),  # R8: zeros made float32 break
 ]
 SQUARE = RNN_CASES[2]  # batch == length and input == hidden: every known mistake runs on it (writes_the_loop)
 # initial_state and gradients: input == hidden, so a weight left untransposed (R1) runs and they judge their aspect
@@ -99,6 +108,8 @@ def _shape_mistake(error: Raised, case: RnnCase) -> str | None:
     message = error.error_message
     if error.error_type != "RuntimeError":
         return None
+    if case.dtype != torch.float32 and re.search(r"dtype|Double|Float", message):
+        return "R8"
     numbers = set(re.findall(r"\d+", message))
     lengths = {str(case.batch), str(case.length)}
     if "must match the size" in message and case.batch != case.length and lengths <= numbers:
@@ -145,8 +156,15 @@ def _own_layout(value, case: RnnCase) -> tuple[torch.Tensor, torch.Tensor]:
     if type(output) is torch.Tensor and output.shape == stacked_on_time and stacked_on_time != expected_output:
         if type(h_n) is not torch.Tensor or h_n.shape != expected_h_n:
             fail(with_diagnosis("R4", f"output has shape {tuple(output.shape)}; expected {expected_output}."))
-        return expect_tensor(output, "output", stacked_on_time), expect_tensor(h_n, "h_n", expected_h_n)
-    return expect_tensor(output, "output", expected_output), expect_tensor(h_n, "h_n", expected_h_n)
+        return _tensor(output, "output", stacked_on_time, case), _tensor(h_n, "h_n", expected_h_n, case)
+    return _tensor(output, "output", expected_output, case), _tensor(h_n, "h_n", expected_h_n, case)
+
+
+def _tensor(value, what: str, shape: tuple[int, ...], case: RnnCase) -> torch.Tensor:
+    """The tensor, of the input's dtype: float32 states from a float64 input are R8's zeros (cast down)."""
+    if type(value) is torch.Tensor and value.dtype != case.dtype and value.shape == shape:
+        fail(with_diagnosis("R8", f"{what} has dtype {value.dtype} for a {case.dtype} input ({case.context(False)})."))
+    return expect_tensor(value, what, shape, case.dtype)
 
 
 def _states(student, args: list, case: RnnCase, stacked_on_time: bool) -> tuple[torch.Tensor, torch.Tensor]:
@@ -167,15 +185,33 @@ def _h_n(student, args: list, case: RnnCase) -> torch.Tensor:
 
 
 def _compare_rnn(student, which: str, with_h0: bool) -> None:
-    comparison = Comparison("rnn_forward", time_axis={"output": 1})
+    comparison, other_dtype = Comparison("rnn_forward", time_axis={"output": 1}), None
     index = 0 if which == "output" else 1
     for case in RNN_CASES:
         args = case.inputs(with_h0=with_h0)
-        got = _run_rnn(student, args, case)[0] if which == "output" else _h_n(student, args, case)
+        try:
+            got = _run_rnn(student, args, case)[0] if which == "output" else _h_n(student, args, case)
+        except CheckFailure as failure:
+            if case.dtype == torch.float32:
+                raise
+            other_dtype = failure  # R8: said after the values, so that a mistake in them is named as well
+            continue
         expected = reference.rnn_forward(*args)[index]
         suspects = Suspects(variants.RNN_FORWARD, lambda variant, args=args: variant(*args)[index])
         comparison.add(which, got, expected, case.context(with_h0), suspects)
-    comparison.verdict()
+    _verdict_then(comparison, other_dtype)
+
+
+def _verdict_then(comparison: Comparison, later: CheckFailure | None) -> None:
+    """The comparison's verdict, then `later` (a failure on a case left out of it): both said when both fail."""
+    try:
+        comparison.verdict()
+    except CheckFailure as failure:
+        if later is None:
+            raise
+        fail(f"{failure}\n{later}")
+    if later is not None:
+        raise later
 
 
 def check_rnn_forward_output(student) -> None:

@@ -100,10 +100,12 @@ def _rnn(
     start="h0",  # "h0", or "zeros" whatever h0 is
     final="last",  # h_n after the "last" step or the "first"
     stack=1,  # the axis the steps are stacked on: 1 (batch_first), or 0 (R7: (length, batch, hidden))
+    buffers="input",  # the zero state made from the "input" (x.new_zeros), or "float32" (R8: torch.zeros)
 ):
     x = x.transpose(0, 1) if walk == "time_major" else x
     batch, length = x.shape[0], x.shape[0 if walk == "rows" else 1]
-    origin = x.new_zeros(batch, w_hh.shape[0]) if h0 is None or start == "zeros" else h0[0]
+    zeros = x.new_zeros if buffers == "input" else torch.zeros
+    origin = zeros(batch, w_hh.shape[0]) if h0 is None or start == "zeros" else h0[0]
     a = w_ih if transpose in ("neither", "hh") else w_ih.T
     b = w_hh if transpose in ("neither", "ih") else w_hh.T
     h, states = origin, []
@@ -130,6 +132,7 @@ RNN_FORWARD = Table(  # R1's forms: "ih" raises a shape error first whenever "bo
         "R5": {"final": "first"},
         "R6": {"start": "zeros"},
         "R7": {"stack": 0},
+        "R8": {"buffers": "float32"},
     },
 )
 

@@ -65,6 +65,10 @@ LOSES: dict[tuple[str, str], dict[str, str]] = {
     ("rnn_forward", "R4:rows"): {"output": AXIS, "final_state": AXIS, "initial_state": AXIS, "gradients": AXIS},
     ("rnn_forward", "R5"): {"final_state": "h_n is the state after the first step"},
     ("rnn_forward", "R6"): {"initial_state": "h0 is ignored: the output is the same with it as without"},
+    ("rnn_forward", "R8"): {
+        "output": "its zero state is float32 on a float64 input",
+        "final_state": "its zero state is float32 on a float64 input",
+    },
     ("rnn_forward", "R7"): {"output": "the loop is right, but its output is stacked (length, batch, hidden)"},
     ("lstm_step", "L1"): {"values": VALUES},
     ("lstm_step", "L1:tensorflow"): {"values": VALUES},
