@@ -160,6 +160,13 @@ MISTAKES = [
         "Your rows come back in sorted-by-length order, not in the batch's order: let "
         "enforce_sorted=False sort and unsort for you",
         _DAY4_PACK,
+        forms={
+            "enforce_sorted": Form(
+                "Your packing leaves pack_padded_sequence's default enforce_sorted=True on, so PyTorch raises on a "
+                "batch whose lengths are not sorted: pass enforce_sorted=False (it sorts and unsorts for you)",
+                _DAY4_PACK,
+            ),
+        },
     ),
     Mistake(
         "P3",
@@ -286,6 +293,13 @@ MISTAKES = [
         "Padding targets are counted in your mean: leave out the positions whose target "
         "is pad_id (ignore_index does it)",
         "Day 4 and Day 6",
+        forms={
+            "inputs": Form(
+                "Your padding mask is taken from the inputs, not the targets: the position whose target is the "
+                "first pad still counts. Leave out the positions whose TARGET is pad_id (ignore_index does it)",
+                "Day 4 and Day 6",
+            ),
+        },
     ),
     Mistake(
         "S5",
@@ -311,6 +325,14 @@ MISTAKES = [
         also=("train_step",),
     ),
     Mistake(
+        "S6",
+        "next_token_loss",
+        "Your loss is built from Python numbers (.item(), float(), NumPy) made a tensor again: it has no "
+        "graph, so backward fails or trains nothing. Keep it a tensor computed from the logits",
+        "Day 6, the lesson's loss takes the logits as the model gives them: \"loss_fn(logits.reshape(-1, 6), "
+        'data[:, 1:].reshape(-1))"',
+    ),
+    Mistake(
         "T1",
         "sample",
         "Your temperature multiplies the logits; it divides them (below 1 sharpens, above 1 flattens)",
@@ -333,6 +355,13 @@ MISTAKES = [
         "sample",
         "Your draws come from the global random state, not from the generator given, so the same seeded "
         "generator does not give the same tokens: pass generator=generator to torch.multinomial",
+        'Day 6, "Generating from it"',
+    ),
+    Mistake(
+        "T5",
+        "sample",
+        "Your sampling runs the model with autograd on: every generated step keeps the graph, so memory grows "
+        "with the length. Wrap the loop in `with torch.no_grad():`",
         'Day 6, "Generating from it"',
     ),
     Mistake(
@@ -415,6 +444,13 @@ MISTAKES = [
         "bag_of_counts",
         "Your table is sized by the batch's largest token (max() + 1, or one_hot without num_classes), "
         "so a batch without a 9 gets fewer columns: count the digits 1 to 9, nine columns always",
+        'Day 1, "A task that needs memory"',
+    ),
+    Mistake(
+        "B3",
+        "bag_of_counts",
+        "Your counts are integers (a sum of comparisons, or bincount, left as int64) where the features are "
+        "floats: turn them into floats (.float() or .astype(np.float32))",
         'Day 1, "A task that needs memory"',
     ),
 ]

@@ -8,6 +8,7 @@ keys are catalogue ids, with a suffix after ':' for another form of the same mis
 ("K3+S5": never zeroed and softmax before the loss), tried when no single one matches.
 """
 
+import contextlib
 import functools
 import itertools
 from collections.abc import Callable, Iterator, Mapping
@@ -169,6 +170,7 @@ def _encode(
     pack=True,  # False: the layer runs over the padded rectangle
     masked=False,  # unpacked, then the padding steps zeroed: the output looks packed, the final state is not
     restore=True,  # False: sorted by length and never put back
+    enforced=False,  # True: pack_padded_sequence's default enforce_sorted=True left on unsorted lengths (it raises)
     pack_batch_first=True,
     unpack_batch_first=True,
     total_length=True,
@@ -181,7 +183,8 @@ def _encode(
     else:
         order = lengths.argsort(descending=True) if not restore else None
         rows, sizes = (embedded, lengths) if order is None else (embedded[order], lengths[order])
-        packed = pack_padded_sequence(rows, sizes, batch_first=pack_batch_first, enforce_sorted=order is not None)
+        enforce = order is not None or enforced
+        packed = pack_padded_sequence(rows, sizes, batch_first=pack_batch_first, enforce_sorted=enforce)
         output, state = rnn(packed)
         padded_to = {"total_length": embedded.shape[1]} if total_length else {}
         output, _ = pad_packed_sequence(output, batch_first=unpack_batch_first, **padded_to)
@@ -198,6 +201,7 @@ ENCODE_PACKED = Table(
         "P1": {"pack": False},
         "P1:masked": {"pack": False, "masked": True},
         "P2": {"restore": False},
+        "P2:enforce_sorted": {"enforced": True},
         "P3": {"pack_batch_first": False},
         "P3:unpacked": {"unpack_batch_first": False},
         "P4": {"final": "last_step"},
@@ -317,9 +321,16 @@ def _next_token(
     *,
     shift="next",
     flatten="rows",  # "rows" (N, vocab); "vocab_first" (logits.reshape(vocab, -1)); "none" ((B, L, V) straight in)
-    padding="ignored",  # "ignored", "counted", or "denominator" (left out of the sum, counted in the mean)
+    padding="ignored",  # "ignored", "counted", "denominator" (left out of the sum, counted in the mean), or
+    # "inputs" (the mask taken from the inputs: the position whose target is the first pad counts)
     scores="logits",  # "logits", "softmax" (probabilities into cross_entropy), "nll" (probabilities into nll_loss)
+    graph=True,  # False (S6): the loss's number turned back into a tensor, requires_grad=True but no graph
 ):
+    loss = _next_token_graph(model, tokens, pad_id, shift, flatten, padding, scores)
+    return loss if graph else torch.tensor(loss.item(), requires_grad=True)
+
+
+def _next_token_graph(model, tokens, pad_id, shift, flatten, padding, scores):
     inputs, targets = SHIFTS[shift](tokens)
     logits, _ = model(inputs)
     vocab = logits.shape[-1]
@@ -336,6 +347,10 @@ def _next_token(
         losses = loss(given, flat, reduction="none")
         kept = torch.ones_like(losses) if pad_id is None else (flat != pad_id).to(losses)
         return (losses * kept).sum() / losses.numel()
+    if padding == "inputs":
+        losses = loss(given, flat, reduction="none").reshape(-1)
+        kept = torch.ones_like(losses) if pad_id is None else (inputs.reshape(-1) != pad_id).to(losses)
+        return (losses * kept).sum() / kept.sum()
     return loss(given, flat, ignore_index=ignore)
 
 
@@ -349,17 +364,22 @@ NEXT_TOKEN_LOSS = Table(
         "S3:unflattened": {"flatten": "none"},
         "S4": {"padding": "counted"},
         "S4:denominator": {"padding": "denominator"},
+        "S4:inputs": {"padding": "inputs"},
         "S5": {"scores": "softmax"},
         "S5:nll": {"scores": "nll"},
+        "S6": {"graph": False},
     },
 )
 
 
 # -- sample ----------------------------------------------------------------------------------
-def _sample(model, start, steps, temperature, generator, *, scale="divide", carry=True, draw=True, own=True):
-    """`own=False`: the draws come from the global random state, not from `generator`."""
+def _sample(
+    model, start, steps, temperature, generator, *, scale="divide", carry=True, draw=True, own=True, no_grad=True
+):
+    """`own=False`: the draws come from the global random state, not from `generator`; `no_grad=False`: the
+    model runs with autograd on (T5)."""
     tokens, state = [start], None
-    with torch.no_grad():
+    with torch.no_grad() if no_grad else contextlib.nullcontext():
         for _ in range(steps):
             logits, new_state = model(torch.tensor([[tokens[-1]]]), state if carry else None)
             state = new_state
@@ -371,7 +391,14 @@ def _sample(model, start, steps, temperature, generator, *, scale="divide", carr
 
 
 SAMPLE = Table(
-    _sample, {"T1": {"scale": "multiply"}, "T2": {"carry": False}, "T3": {"draw": False}, "T4": {"own": False}}
+    _sample,
+    {
+        "T1": {"scale": "multiply"},
+        "T2": {"carry": False},
+        "T3": {"draw": False},
+        "T4": {"own": False},
+        "T5": {"no_grad": False},
+    },
 )
 
 
@@ -468,11 +495,13 @@ TRAIN_STEP = Table(
 
 
 # -- bag_of_counts ---------------------------------------------------------------------------
-def _bag(tokens, *, digits="1-9", fill_nine=False):
-    """`digits`: the columns counted ("1-9"; "0-8", "0-9", "1-8"; "1-max", up to the batch's largest token)."""
+def _bag(tokens, *, digits="1-9", fill_nine=False, counts_as="float"):
+    """`digits`: the columns counted ("1-9"; "0-8", "0-9", "1-8"; "1-max", up to the batch's largest token);
+    `counts_as`: "float", or "integer" (B3: the sum's int64 left as is)."""
     tokens = torch.as_tensor(tokens)
     low, high = {"1-9": (1, 9), "0-8": (0, 8), "0-9": (0, 9), "1-8": (1, 8), "1-max": (1, int(tokens.max()))}[digits]
-    counts = (tokens.unsqueeze(-1) == torch.arange(low, high + 1)).sum(1).float().numpy()
+    counts = (tokens.unsqueeze(-1) == torch.arange(low, high + 1)).sum(1)
+    counts = (counts.float() if counts_as == "float" else counts).numpy()
     return np.concatenate([counts, np.zeros((len(counts), 1), dtype=counts.dtype)], axis=1) if fill_nine else counts
 
 
@@ -484,6 +513,7 @@ BAG_OF_COUNTS = Table(
         "B1:eight": {"digits": "1-8"},
         "B1:nine_zero": {"digits": "1-8", "fill_nine": True},
         "B2": {"digits": "1-max"},
+        "B3": {"counts_as": "integer"},
     },
 )
 

@@ -424,6 +424,7 @@ def test_the_public_tests_and_the_grader_agree_on_every_function(entry, graded, 
 
 @pytest.mark.parametrize("entry", cases(MISTAKES))
 def test_the_public_tests_name_the_mistake_the_grader_names(entry, graded, public_runs):
+    """No mistake of the file is caught by one side only (in-place changes, L3, included): both name each id."""
     (function,) = entry.functions
     failures = public_verdict(public_runs(entry))[function]
     named_publicly = {match for failure in failures for match in NAMED_ANYWHERE.findall(failure)}
@@ -432,6 +433,7 @@ def test_the_public_tests_name_the_mistake_the_grader_names(entry, graded, publi
     }
     unnamed = set(entry.ids) - named_publicly  # a pair in two branches (C3+C4) is named by two tests
     assert not unnamed, f"no public failure names [{'] and ['.join(sorted(unnamed))}]:\n" + "\n".join(failures)
+    assert set(entry.ids) <= named_by_grader, f"the grader names {named_by_grader}, the file holds {entry.ids}"
     assert named_publicly <= named_by_grader, f"the public tests name {named_publicly}, the grader {named_by_grader}"
 
 

@@ -48,6 +48,7 @@ NAMED = re.compile(r"^\[([A-Z]\d)\] ", re.MULTILINE)
 VALUES = "its values differ from the reference's"
 AXIS = "the loop walks the batch: on a batch whose size is not its length it fails, or gives (length, batch, hidden)"
 RAISES = "packing time-major fails on these batches (the lengths do not match the batch)"
+SORTED = "pack_padded_sequence raises on lengths that are not sorted (enforce_sorted=True left on)"
 
 # (function, variant) -> {item aspect: why the mistake loses it}; every other item of the function passes
 LOSES: dict[tuple[str, str], dict[str, str]] = {
@@ -88,6 +89,7 @@ LOSES: dict[tuple[str, str], dict[str, str]] = {
         "skips_padding": "the layer runs over the padding, so the padding changes its final state",
     },
     ("encode_packed", "P2"): {"final_state": "the rows come back sorted", "output": "the rows come back sorted"},
+    ("encode_packed", "P2:enforce_sorted"): {"final_state": SORTED, "output": SORTED, "skips_padding": SORTED},
     ("encode_packed", "P3"): {"final_state": RAISES, "output": RAISES, "skips_padding": RAISES},
     ("encode_packed", "P3:unpacked"): {"output": "the output comes back (length, batch, hidden)"},
     ("encode_packed", "P4"): {"final_state": "h_n is the output's last step, padding for every short row"},
@@ -118,12 +120,15 @@ LOSES: dict[tuple[str, str], dict[str, str]] = {
     ("next_token_loss", "S3:unflattened"): {"values": VALUES, "padding": VALUES},
     ("next_token_loss", "S4"): {"padding": "the padding targets are counted (without pad_id it is right)"},
     ("next_token_loss", "S4:denominator"): {"padding": "the padding targets are counted in the mean"},
+    ("next_token_loss", "S4:inputs"): {"padding": "the mask comes from the inputs: the first pad target counts"},
     ("next_token_loss", "S5"): {"values": VALUES, "padding": VALUES},
     ("next_token_loss", "S5:nll"): {"values": VALUES, "padding": VALUES},
+    ("next_token_loss", "S6"): {"gradients": "the loss is a number made a tensor again: no gradient reaches the model"},
     ("sample", "T1"): {"values": VALUES},
     ("sample", "T2"): {"values": VALUES},
     ("sample", "T3"): {"values": VALUES},
     ("sample", "T4"): {"values": "the draws do not come from the generator given"},
+    ("sample", "T5"): {"no_grad": "the model runs with autograd on"},
     ("SequenceClassifier.forward", "C1"): {"last_pooling": VALUES, "padded_batch": VALUES},
     ("SequenceClassifier.forward", "C1:pooled"): {"mean_max_pooling": VALUES, "padded_batch": VALUES},
     ("SequenceClassifier.forward", "C1:transposed"): {
@@ -153,6 +158,7 @@ LOSES: dict[tuple[str, str], dict[str, str]] = {
     ("bag_of_counts", "B1:eight"): {"values": VALUES},
     ("bag_of_counts", "B1:nine_zero"): {"values": VALUES},
     ("bag_of_counts", "B2"): {"values": "a batch without a 9 gets fewer columns"},
+    ("bag_of_counts", "B3"): {"values": "its counts are integers where the features are floats"},
 }
 GRADED = rubric.load()
 
@@ -237,6 +243,8 @@ AT_ONCE = [
     ("SequenceClassifier.forward", "C2+C3+C4"),
     ("rnn_forward", "R1:hh+R5+R6"),
     ("sample", "T1+T2+T4"),
+    ("bag_of_counts", "B1+B3"),
+    ("bag_of_counts", "B2+B3"),
 ]
 
 
