@@ -35,11 +35,12 @@ STANDINS: dict[str, Callable[..., Any]] = {"padding.gather_final": gather_final,
 def standing_in(names: list[str], resolve: Callable[[str], Any]) -> Iterator[None]:
     """Inside the block, every name of the student's package bound to one of the named functions (the module's
     own, and any `from ... import` of it) is bound to its stand-in instead."""
-    originals = {id(resolve(name)): STANDINS[name] for name in names if name in STANDINS}
-    package = resolve(names[0]).__module__.split(".")[0] if originals else ""
+    own = {name: _resolved(resolve, name) for name in names if name in STANDINS}
+    originals = {id(value): STANDINS[name] for name, value in own.items() if value is not None}
+    packages = {str(getattr(value, "__module__", "")).split(".")[0] for value in own.values() if value is not None}
     replaced: list[tuple[Any, str, Any]] = []
-    for module_name, module in list(sys.modules.items()):
-        if module_name.split(".")[0] == package and module is not None:
+    for module_name, module in list(sys.modules.items()) if originals else []:
+        if module_name.split(".")[0] in packages and module is not None:
             for attribute, value in list(vars(module).items()):
                 if id(value) in originals:
                     replaced.append((module, attribute, value))
@@ -49,3 +50,11 @@ def standing_in(names: list[str], resolve: Callable[[str], Any]) -> Iterator[Non
     finally:
         for module, attribute, value in reversed(replaced):
             setattr(module, attribute, value)
+
+
+def _resolved(resolve: Callable[[str], Any], name: str) -> Any:
+    """The student's function, or None when there is none to replace (not written, or not importable)."""
+    try:
+        return resolve(name)
+    except Exception:
+        return None
