@@ -34,7 +34,8 @@ def _named(got: np.ndarray, tokens: torch.Tensor) -> str | None:
     return None
 
 
-def _check_counts(student, tokens: torch.Tensor) -> None:
+def _check_counts(student, tokens: torch.Tensor) -> np.dtype:
+    """Fail on counts of the wrong shape or values; the dtype of right counts (integers are judged later)."""
     got = student.run("baseline.bag_of_counts", tokens).value
     expected = reference.bag_of_counts(tokens)
     if type(got) is not np.ndarray:
@@ -43,20 +44,30 @@ def _check_counts(student, tokens: torch.Tensor) -> None:
     if got.shape != expected.shape:
         mistake = _named(got, tokens) or ("B1" if got.shape[1:] in ((8,), (10,)) else None)
         report = f"bag_of_counts returned shape {got.shape}; expected {expected.shape} ({shown})."
-        fail(with_diagnosis(mistake, report) if mistake else report)
-    if got.dtype.kind != "f":
-        fail(f"bag_of_counts returned {got.dtype} counts of shape {got.shape}; expected float counts.")
+        fail(with_diagnosis(_and_integers(mistake, got), report))
     if not np.array_equal(got, expected):
         row = int(np.nonzero((got != expected).any(axis=1))[0][0])
         report = f"bag_of_counts row {row} of {tokens[row].tolist()} is {got[row].tolist()}; "
         report += f"expected {expected[row].tolist()}."
-        fail(with_diagnosis(_named(got, tokens), report))
+        fail(with_diagnosis(_and_integers(_named(got, tokens), got), report))
+    return got.dtype
+
+
+def _and_integers(mistake: str | None, got: np.ndarray) -> str | None:
+    """The mistake seen in the values, and B3 too when the counts are integers: both are named."""
+    if got.dtype.kind not in "iu":
+        return mistake
+    return "B3" if mistake is None else f"{mistake}+B3"
 
 
 def check_bag_of_counts_values(student) -> None:
     """Column d - 1 counts digit d (1..9) per row; the padding 0 is not counted; nine columns whatever the batch."""
-    _check_counts(student, _tokens())
-    _check_counts(student, _without_nine())
+    # right counts as integers are said after every batch, so that a mistake in the values is named with B3
+    dtypes = [_check_counts(student, _tokens()), _check_counts(student, _without_nine())]
+    wrong = [dtype for dtype in dtypes if dtype.kind != "f"]
+    if wrong:
+        report = f"bag_of_counts returned {wrong[0]} counts; expected floats (float32 or float64)."
+        fail(with_diagnosis("B3" if wrong[0].kind in "iu" else None, report))
 
 
 def check_fit_baseline_accuracy(student, rubric: Rubric | None = None) -> None:

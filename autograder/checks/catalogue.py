@@ -90,7 +90,8 @@ MISTAKES = [
     Mistake(
         "R4",
         "rnn_forward",
-        "Your loop walks over the batch axis instead of time: with batch_first, x[:, t] is step t of every row",
+        "Your loop walks over the batch axis instead of time: its h_n holds one state per time step, not per row. "
+        "With batch_first, x[:, t] is step t of every row",
         'Day 1, "batch_first is not the default"',
     ),
     Mistake(
@@ -107,15 +108,43 @@ MISTAKES = [
         _DAY1_LOOP,
     ),
     Mistake(
+        "R7",
+        "rnn_forward",
+        "Your output stacks the steps on dim 0, so it is (length, batch, hidden); with batch_first it is "
+        "(batch, length, hidden): stack the states on dim 1",
+        'Day 1, "batch_first is not the default"',
+    ),
+    Mistake(
+        "R8",
+        "rnn_forward",
+        "Your zero state is made as float32 whatever the input (torch.zeros(batch, hidden)): a float64 input (or "
+        "one on a GPU) breaks or is cast down. Make it from the input: x.new_zeros(batch, hidden)",
+        _DAY1_LOOP,
+    ),
+    Mistake(
         "L1",
         "lstm_step",
         "Your gates are split in the paper's order (i, f, o, g); PyTorch's blocks are input, forget, cell (g), output",
         'Day 2 and the demos, "PyTorch stacks the four gate biases"',
+        forms={
+            "tensorflow": Form(
+                "Your gates are split in TensorFlow's order (i, g, f, o); PyTorch's blocks are input, forget, "
+                "cell (g), output",
+                'Day 2 and the demos, "PyTorch stacks the four gate biases"',
+            ),
+        },
     ),
     Mistake(
         "L2",
         "lstm_step",
         "Your cell update lost its addition: c_new = f * c + i * g, the old cell gated and the candidate added",
+        'Day 2, "What LSTM changed"',
+    ),
+    Mistake(
+        "L3",
+        "lstm_step",
+        "Your step changes the caller's tensors in place (c.mul_(f), c *= f, c[...] = ...): the state it was "
+        "given is no longer what the caller passed. Build new tensors: c_new = f * c + i * g",
         'Day 2, "What LSTM changed"',
     ),
     Mistake(
@@ -131,6 +160,13 @@ MISTAKES = [
         "Your rows come back in sorted-by-length order, not in the batch's order: let "
         "enforce_sorted=False sort and unsort for you",
         _DAY4_PACK,
+        forms={
+            "enforce_sorted": Form(
+                "Your packing leaves pack_padded_sequence's default enforce_sorted=True on, so PyTorch raises on a "
+                "batch whose lengths are not sorted: pass enforce_sorted=False (it sorts and unsorts for you)",
+                _DAY4_PACK,
+            ),
+        },
     ),
     Mistake(
         "P3",
@@ -257,6 +293,13 @@ MISTAKES = [
         "Padding targets are counted in your mean: leave out the positions whose target "
         "is pad_id (ignore_index does it)",
         "Day 4 and Day 6",
+        forms={
+            "inputs": Form(
+                "Your padding mask is taken from the inputs, not the targets: the position whose target is the "
+                "first pad still counts. Leave out the positions whose TARGET is pad_id (ignore_index does it)",
+                "Day 4 and Day 6",
+            ),
+        },
     ),
     Mistake(
         "S5",
@@ -282,6 +325,14 @@ MISTAKES = [
         also=("train_step",),
     ),
     Mistake(
+        "S6",
+        "next_token_loss",
+        "Your loss is built from Python numbers (.item(), float(), NumPy) made a tensor again: it has no "
+        "graph, so backward fails or trains nothing. Keep it a tensor computed from the logits",
+        "Day 6, the lesson's loss takes the logits as the model gives them: \"loss_fn(logits.reshape(-1, 6), "
+        'data[:, 1:].reshape(-1))"',
+    ),
+    Mistake(
         "T1",
         "sample",
         "Your temperature multiplies the logits; it divides them (below 1 sharpens, above 1 flattens)",
@@ -304,6 +355,13 @@ MISTAKES = [
         "sample",
         "Your draws come from the global random state, not from the generator given, so the same seeded "
         "generator does not give the same tokens: pass generator=generator to torch.multinomial",
+        'Day 6, "Generating from it"',
+    ),
+    Mistake(
+        "T5",
+        "sample",
+        "Your sampling runs the model with autograd on: every generated step keeps the graph, so memory grows "
+        "with the length. Wrap the loop in `with torch.no_grad():`",
         'Day 6, "Generating from it"',
     ),
     Mistake(
@@ -386,6 +444,13 @@ MISTAKES = [
         "bag_of_counts",
         "Your table is sized by the batch's largest token (max() + 1, or one_hot without num_classes), "
         "so a batch without a 9 gets fewer columns: count the digits 1 to 9, nine columns always",
+        'Day 1, "A task that needs memory"',
+    ),
+    Mistake(
+        "B3",
+        "bag_of_counts",
+        "Your counts are integers (a sum of comparisons, or bincount, left as int64) where the features are "
+        "floats: turn them into floats (.float() or .astype(np.float32))",
         'Day 1, "A task that needs memory"',
     ),
 ]

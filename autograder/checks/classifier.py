@@ -5,12 +5,22 @@ the length of the step it took (SGD moves the parameters by lr times the gradien
 mistake in the update (clipping after the step, no zero_grad) keeps it and only a wrong report loses it.
 """
 
+import functools
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import torch
 
-from autograder.checks import variants
-from autograder.checks.compare import Comparison, Suspects, expect_tensor, explaining, fail, with_diagnosis
+from autograder.checks import findings, padding, variants
+from autograder.checks.compare import (
+    CheckFailure,
+    Comparison,
+    Suspects,
+    expect_tensor,
+    explaining,
+    fail,
+    with_diagnosis,
+)
 from autograder.checks.inputs import generator, seeded_module
 from autograder.runtime.trusted import TinyClassifier
 from autograder.student import Raised
@@ -88,16 +98,101 @@ def _full_cases(poolings: tuple[str, ...]) -> list[ForwardCase]:
     return cases
 
 
+# the other TODOs' functions a forward may call, with the check of their own item and their TODO's number
+HELPERS: dict[str, tuple[Callable[..., None], int]] = {
+    "padding.gather_final": (padding.check_gather_final_values, 4),
+    "padding.masked_mean": (padding.check_masked_mean_values, 5),
+}
+
+
+class _StandingIn:
+    """The student, every call made with the named functions of other TODOs replaced by correct ones."""
+
+    def __init__(self, student, names: tuple[str, ...]) -> None:
+        self.student, self.names = student, names
+
+    def run(self, target: str, *args, **kwargs):
+        return self.student.run(target, *args, standins=self.names, **kwargs)
+
+    def __getattr__(self, name: str):
+        return getattr(self.student, name)
+
+
+def _wrong_helpers(student) -> dict[str, str]:
+    """The other TODOs' functions that fail their own item: name -> what their item says, first line."""
+    wrong = {}
+    for name, (check, _) in HELPERS.items():
+        try:
+            with findings.recording():  # what it names is its own item's: not this item's tags
+                check(student)
+        except (CheckFailure, Raised) as failure:
+            wrong[name] = (str(failure).splitlines() or [""])[0]
+    return wrong
+
+
+def _own_code(check: Callable[[object], None]) -> Callable[[object], None]:
+    """The item judged on forward's own code: when it fails and a function of another TODO that forward may call
+    fails its own item, the item is graded again with a correct one in its place, and keeps what that earns; the
+    feedback names both. (The threshold items grade the whole pipeline on purpose: see rubric.toml.)"""
+
+    @functools.wraps(check)
+    def judged(student) -> None:
+        with findings.recording() as found:  # what the first run names counts only if its verdict stands
+            try:
+                check(student)
+                failure = None
+            except (CheckFailure, Raised) as raised:
+                failure = raised
+        wrong = {} if failure is None else _wrong_helpers(student)
+        if failure is None or not wrong:
+            _name(found.mistakes)
+            if failure is not None:
+                raise failure
+            return
+        _again(check, student, wrong, failure, found.mistakes)
+
+    return judged
+
+
+def _name(mistakes: list[str]) -> None:
+    for mistake in mistakes:
+        findings.name_mistake(mistake)
+
+
+def _again(check: Callable[[object], None], student, wrong: dict[str, str], first: Exception, named: list[str]) -> None:
+    """The item with correct helpers: it passes, fails as before (forward does not use them: the first failure
+    stands, alone), or fails otherwise (said with the helpers' own failures)."""
+    names = " and ".join(name.split(".")[1] for name in wrong)
+    said = "\n".join(f"  {name.split('.')[1]} (TODO {HELPERS[name][1]}): {text}" for name, text in wrong.items())
+    note = f"Graded again with a correct {names} in place of yours, which fails its own item:\n{said}"
+    try:
+        check(_StandingIn(student, tuple(wrong)))
+    except CheckFailure as own:
+        if type(first) is CheckFailure and str(own) == str(first):
+            _name(named)
+            raise first from None
+        fail(f"{own}\n{note}")
+    except Raised as own:
+        if type(first) is Raised and str(own) == str(first):
+            _name(named)
+            raise first from None
+        message = (own.error_message.splitlines() or [""])[0]
+        fail(f"forward raised {own.error_type}: {message}\n{note}")
+
+
+@_own_code
 def check_SequenceClassifier_last_pooling(student) -> None:
     """Full-length rows: the head reads the state after the last step (rnn, gru, lstm)."""
     _compare(student, _full_cases(("last",)))
 
 
+@_own_code
 def check_SequenceClassifier_mean_max_pooling(student) -> None:
     """Full-length rows: mean and max pooling over time."""
     _compare(student, _full_cases(("mean", "max")))
 
 
+@_own_code
 def check_SequenceClassifier_padded_batch(student) -> None:
     """A padded batch with lengths: every pooling covers each row's real steps only."""
     cases = []

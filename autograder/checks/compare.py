@@ -6,7 +6,7 @@ several cases at once and, when one differs, reports the first mismatch (the
 first time step, for recurrent outputs) with a few values, or the catalogue
 mistake that explains every case. `Suspects` are the known mistakes' outputs on one
 case: every single mistake's when the case is compared, the pairs' only when no single
-one explains every case, and each variant run once per case.
+one explains every case (then the triples'...), and each variant run once per case.
 """
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -127,7 +127,7 @@ class Suspects:
     """The known mistakes of one function on one case: `call` runs a variant on the case's inputs.
 
     Each variant runs at most once per case (`cache` is shared by the parts picked from one run:
-    `part(lambda output: output[1])`); the pairs run only when `outputs(pairs=True)` asks for them.
+    `part(lambda output: output[1])`); the combinations run only when `mistakes(size)` asks for them.
     """
 
     table: Mapping[str, Callable[..., Any]]
@@ -138,10 +138,16 @@ class Suspects:
     def part(self, pick: Callable[[Any], Any]) -> "Suspects":
         return Suspects(self.table, self.call, pick, self.cache)
 
-    def mistakes(self, pairs: bool = False) -> Iterable[str]:
-        if not pairs:
+    def mistakes(self, size: int = 1) -> Iterable[str]:
+        """The keys of `size` mistakes at once: the single mistakes, pairs, triples ("C2+C3+C4")..."""
+        if size == 1:
             return self.table.keys()
-        return getattr(self.table, "pair_keys", ())
+        combinations = getattr(self.table, "combination_keys", None)
+        return () if combinations is None else combinations(size)
+
+    @property
+    def most(self) -> int:
+        return getattr(self.table, "most", 1)
 
     def _run(self, key: str) -> Any:
         if key not in self.cache:
@@ -159,18 +165,19 @@ class Suspects:
             return None
 
     def raising(self, error: str) -> str | None:
-        """The first mistake (then pair) whose variant raises `error` ("Type: first line") on this case."""
-        for pairs in (False, True):
-            for key in self.mistakes(pairs):
+        """The first mistake (then pair, triple...) whose variant raises `error` ("Type: first line") on this case."""
+        for size in range(1, self.most + 1):
+            for key in self.mistakes(size):
                 if self._run(key) == Raise(error):
                     return key
         return None
 
 
 def explaining(cases: list[tuple[Any, Suspects]], matches: Callable[[Any, Any], bool]) -> str | None:
-    """The first mistake, or else the first pair, whose output matches the student's on every case."""
-    for pairs in (False, True):
-        keys = dict.fromkeys(key for _, suspects in cases for key in suspects.mistakes(pairs))
+    """The first mistake, or else the first combination of the fewest mistakes (a pair, a triple...), whose output
+    matches the student's on every case: every mistake of the function is named, in any combination."""
+    for size in range(1, max((suspects.most for _, suspects in cases), default=1) + 1):
+        keys = dict.fromkeys(key for _, suspects in cases for key in suspects.mistakes(size))
         for key in keys:
             if all(matches(got, suspects.output(key)) for got, suspects in cases):
                 return key

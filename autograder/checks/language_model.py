@@ -132,9 +132,13 @@ def check_next_token_loss_gradients(student) -> None:
     try:
         call = student.run("language_model.next_token_loss", model, tokens, 0, grad=(["params:0"], [torch.tensor(1.0)]))
     except Raised as error:
+        if error.error_type == "ValueError" and "no gradient reaches" in error.error_message:
+            fail(with_diagnosis("S6", "next_token_loss: the loss it returns does not require gradients."))
         if error.error_type == "ValueError" and "gradient" in error.error_message:
             fail(f"next_token_loss: {error.error_message}.")
         raise
+    if all(call.grads[0].get(name) is None for name, _ in model.named_parameters()):
+        fail(with_diagnosis("S6", "next_token_loss: no gradient reaches any of the model's parameters."))
     judged = [
         gradients.Judged(
             f"the model's {name}",
@@ -215,6 +219,6 @@ def check_sample_no_grad(student) -> None:
         if not modes:
             fail(f"sample never called the model ({case.shown}): each step runs it on the last token.")
         if any(modes):
-            fail("sample runs the model with autograd on: wrap the loop in `with torch.no_grad():`.")
+            fail(with_diagnosis("T5", f"sample ran the model with autograd on ({case.shown})."))
         if len(tokens) != case.steps + 1:
             fail(f"sample returned {len(tokens)} tokens; expected {case.steps + 1} (start plus one per step).")

@@ -61,11 +61,18 @@ TIME_MAJOR_ERRORS = ("exceeds dimension size", "len(lengths)", "Expected `len(le
 
 
 def _encode(student, case: PackedCase, embedded: torch.Tensor | None = None):
-    """Call encode_packed; a packing read time-major (P3) usually fails on the lengths."""
+    """Call encode_packed; a packing read time-major (P3) usually fails on the lengths, one left with
+    enforce_sorted=True (P2) on their order."""
     try:
         given = case.embedded if embedded is None else embedded
         return student.run("padding.encode_packed", case.layer, given, case.lengths).value
     except Raised as error:
+        if error.error_type == "RuntimeError" and "enforce_sorted" in error.error_message:  # PyTorch's own words
+            fail(
+                with_diagnosis(
+                    "P2:enforce_sorted", f"encode_packed raised {error.error_type} on lengths {case.lengths.tolist()}."
+                )
+            )
         if error.error_type == "RuntimeError" and any(text in error.error_message for text in TIME_MAJOR_ERRORS):
             fail(
                 with_diagnosis("P3", f"encode_packed raised {error.error_type}: {error.error_message.splitlines()[0]}")

@@ -17,6 +17,7 @@ from autograder.checks import gradients, variants
 from autograder.checks.compare import (
     ATOL,
     RTOL,
+    CheckFailure,
     Comparison,
     Suspects,
     expect_pair,
@@ -36,8 +37,12 @@ class RnnCase:
     size: int  # input features
     hidden: int
     seed: int
+    dtype: torch.dtype = torch.float32  # the contract allows any floating dtype: float64 too (R8)
 
     def inputs(self, with_h0: bool = False) -> list:
+        return [None if a is None else a.to(self.dtype) for a in self._inputs(with_h0)]
+
+    def _inputs(self, with_h0: bool) -> list:
         x = normal(self.batch, self.length, self.size, seed=self.seed)
         weights = [
             normal(self.hidden, self.size, seed=self.seed + 100, scale=0.6),
@@ -49,10 +54,13 @@ class RnnCase:
         return [x, *weights, h0]
 
     def context(self, with_h0: bool) -> str:
-        return f"x {self.batch}x{self.length}x{self.size}, hidden {self.hidden}, h0 {'given' if with_h0 else 'None'}"
+        kind = "" if self.dtype == torch.float32 else f" {str(self.dtype).removeprefix('torch.')}"
+        return (
+            f"x{kind} {self.batch}x{self.length}x{self.size}, hidden {self.hidden}, h0 {'given' if with_h0 else 'None'}"
+        )
 
     def shortened(self, steps: int) -> "RnnCase":
-        return RnnCase(self.batch, self.length - steps, self.size, self.hidden, self.seed)
+        return RnnCase(self.batch, self.length - steps, self.size, self.hidden, self.seed, self.dtype)
 
 
 RNN_CASES = [  # square and not, batch 1, length 1, batch == length
@@ -60,6 +68,7 @@ RNN_CASES = [  # square and not, batch 1, length 1, batch == length
     RnnCase(batch=1, length=1, size=3, hidden=2, seed=1),
     RnnCase(batch=4, length=4, size=5, hidden=5, seed=2),
     RnnCase(batch=2, length=7, size=3, hidden=4, seed=3),
+    RnnCase(batch=2, length=3, size=3, hidden=4, seed=8, dtype=torch.float64),  # R8: zeros made float32 break
 ]
 SQUARE = RNN_CASES[2]  # batch == length and input == hidden: every known mistake runs on it (writes_the_loop)
 # initial_state and gradients: input == hidden, so a weight left untransposed (R1) runs and they judge their aspect
@@ -90,6 +99,7 @@ class LstmCase:
 
 
 LSTM_CASES = [LstmCase(3, 4, 5, 0), LstmCase(1, 2, 3, 1), LstmCase(2, 6, 6, 2)]
+LSTM_STATE = {"0": "x", "1.0": "the state's h", "1.1": "the state's c"}  # an argument's place -> its name
 LSTM_INPUTS = {0: "x", 2: "weight_ih", 3: "weight_hh", 4: "bias_ih", 5: "bias_hh"}  # argument index -> name
 
 
@@ -98,6 +108,8 @@ def _shape_mistake(error: Raised, case: RnnCase) -> str | None:
     message = error.error_message
     if error.error_type != "RuntimeError":
         return None
+    if case.dtype != torch.float32 and re.search(r"dtype|Double|Float", message):
+        return "R8"
     numbers = set(re.findall(r"\d+", message))
     lengths = {str(case.batch), str(case.length)}
     if "must match the size" in message and case.batch != case.length and lengths <= numbers:
@@ -123,26 +135,83 @@ def _run_rnn(student, args: list, case: RnnCase) -> tuple[torch.Tensor, torch.Te
 
 
 def _validated(value, case: RnnCase) -> tuple[torch.Tensor, torch.Tensor]:
-    """(output, h_n) if they are what the contract says; an output shaped (length, batch, hidden) is R4."""
-    batch, length, hidden = case.batch, case.length, case.hidden
-    output, h_n = expect_pair(value, "rnn_forward", ("output", "h_n"))
-    if type(output) is torch.Tensor and output.shape == (length, batch, hidden) and batch != length:
-        fail(with_diagnosis("R4", f"output has shape {tuple(output.shape)}; expected {(batch, length, hidden)}."))
-    output = expect_tensor(output, "output", (batch, length, hidden))
-    h_n = expect_tensor(h_n, "h_n", (1, batch, hidden))
+    """(output, h_n) if they are what the contract says: R4 and R7 named when the output is (length, batch, hidden)."""
+    output, h_n = _own_layout(value, case)
+    if output.shape != (case.batch, case.length, case.hidden):
+        fail(with_diagnosis("R7", f"output has shape {tuple(output.shape)}; expected {_shapes(case)[0]}."))
     return output, h_n
 
 
+def _shapes(case: RnnCase) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    return (case.batch, case.length, case.hidden), (1, case.batch, case.hidden)
+
+
+def _own_layout(value, case: RnnCase) -> tuple[torch.Tensor, torch.Tensor]:
+    """(output, h_n), the output (batch, length, hidden) or stacked on dim 0 (R7, for the output items to judge):
+    the aspect items judge the states whatever the output's layout. An output (length, batch, hidden) whose h_n
+    holds one state per step (not per row) is a loop over the batch (R4)."""
+    expected_output, expected_h_n = _shapes(case)
+    output, h_n = expect_pair(value, "rnn_forward", ("output", "h_n"))
+    stacked_on_time = (case.length, case.batch, case.hidden)
+    if type(output) is torch.Tensor and output.shape == stacked_on_time and stacked_on_time != expected_output:
+        if type(h_n) is not torch.Tensor or h_n.shape != expected_h_n:
+            fail(with_diagnosis("R4", f"output has shape {tuple(output.shape)}; expected {expected_output}."))
+        return _tensor(output, "output", stacked_on_time, case), _tensor(h_n, "h_n", expected_h_n, case)
+    return _tensor(output, "output", expected_output, case), _tensor(h_n, "h_n", expected_h_n, case)
+
+
+def _tensor(value, what: str, shape: tuple[int, ...], case: RnnCase) -> torch.Tensor:
+    """The tensor, of the input's dtype: float32 states from a float64 input are R8's zeros (cast down)."""
+    if type(value) is torch.Tensor and value.dtype != case.dtype and value.shape == shape:
+        fail(with_diagnosis("R8", f"{what} has dtype {value.dtype} for a {case.dtype} input ({case.context(False)})."))
+    return expect_tensor(value, what, shape, case.dtype)
+
+
+def _states(student, args: list, case: RnnCase, stacked_on_time: bool) -> tuple[torch.Tensor, torch.Tensor]:
+    """(output, h_n) with the output read batch-first, in the layout the student's output showed (R7 or not)."""
+    output, h_n = _own_layout(_call_rnn(student, args, case).value, case)
+    return (output.transpose(0, 1) if stacked_on_time else output), h_n
+
+
+def _stacked_on_time(student) -> bool:
+    """Whether the student's output is (length, batch, hidden) (R7), seen on a batch that is not as long as it is."""
+    case = STATE_CASES[0]
+    output, _ = _own_layout(_call_rnn(student, case.inputs(with_h0=True), case).value, case)
+    return output.shape[0] == case.length
+
+
+def _h_n(student, args: list, case: RnnCase) -> torch.Tensor:
+    return _own_layout(_call_rnn(student, args, case).value, case)[1]
+
+
 def _compare_rnn(student, which: str, with_h0: bool) -> None:
-    comparison = Comparison("rnn_forward", time_axis={"output": 1})
+    comparison, other_dtype = Comparison("rnn_forward", time_axis={"output": 1}), None
     index = 0 if which == "output" else 1
     for case in RNN_CASES:
         args = case.inputs(with_h0=with_h0)
-        got = _run_rnn(student, args, case)[index]
+        try:
+            got = _run_rnn(student, args, case)[0] if which == "output" else _h_n(student, args, case)
+        except CheckFailure as failure:
+            if case.dtype == torch.float32:
+                raise
+            other_dtype = failure  # R8: said after the values, so that a mistake in them is named as well
+            continue
         expected = reference.rnn_forward(*args)[index]
         suspects = Suspects(variants.RNN_FORWARD, lambda variant, args=args: variant(*args)[index])
         comparison.add(which, got, expected, case.context(with_h0), suspects)
-    comparison.verdict()
+    _verdict_then(comparison, other_dtype)
+
+
+def _verdict_then(comparison: Comparison, later: CheckFailure | None) -> None:
+    """The comparison's verdict, then `later` (a failure on a case left out of it): both said when both fail."""
+    try:
+        comparison.verdict()
+    except CheckFailure as failure:
+        if later is None:
+            raise
+        fail(f"{failure}\n{later}")
+    if later is not None:
+        raise later
 
 
 def check_rnn_forward_output(student) -> None:
@@ -164,11 +233,11 @@ def _continued(function, args: list, steps: int) -> torch.Tensor:
 def check_rnn_forward_initial_state(student) -> None:
     """A given h0 is where the recurrence starts: it changes the states, and a run continued from its own
     state after a step continues it (judged on the student's own outputs, whatever their values)."""
-    runs = []
+    runs, stacked_on_time = [], _stacked_on_time(student)
     for case in STATE_CASES:
         args = case.inputs(with_h0=True)
-        output, _ = _run_rnn(student, args, case)
-        from_zeros, _ = _run_rnn(student, [*args[:5], None], case)
+        output, _ = _states(student, args, case, stacked_on_time)
+        from_zeros, _ = _states(student, [*args[:5], None], case, stacked_on_time)
         if torch.allclose(output, from_zeros, atol=ATOL, rtol=RTOL):
             report = f"rnn_forward gives the same output with h0 given as with h0=None ({case.context(True)})."
             fail(with_diagnosis("R6", report))
@@ -177,7 +246,8 @@ def check_rnn_forward_initial_state(student) -> None:
     for case, args, output in (run for run in runs if run[0].length > 1):
         steps = case.length // 2
         shorter = case.shortened(steps)
-        got, _ = _run_rnn(student, [args[0][:, steps:], *args[1:5], output[:, steps - 1].unsqueeze(0)], shorter)
+        rest = [args[0][:, steps:], *args[1:5], output[:, steps - 1].unsqueeze(0)]
+        got, _ = _states(student, rest, shorter, stacked_on_time)
         context = f"x[:, {steps}:] from your state after step {steps - 1}, against your output from step {steps} on"
         context += f"; x {case.batch}x{case.length}x{case.size}, hidden {case.hidden}"
         suspects = Suspects(variants.RNN_FORWARD, lambda variant, a=args, k=steps: _continued(variant, a, k))
@@ -206,14 +276,13 @@ def check_rnn_forward_gradients(student) -> None:
     """Gradients flow back to x, h0 and every weight, and are the derivatives of the loop's own output."""
     for case in STATE_CASES[:3]:
         args = case.inputs(with_h0=True)
-        _run_rnn(student, args, case)  # the shapes first: R4 is named there
-        cotangents = [
-            normal(case.batch, case.length, case.hidden, seed=case.seed + 7),
-            normal(1, case.batch, case.hidden, seed=case.seed + 8),
-        ]
+        # the shapes first (R4 is named there); the derivatives are those of the student's own output, whatever
+        # its layout (R7 costs the output item only)
+        own = _own_layout(_call_rnn(student, args, case).value, case)
+        cotangents = [normal(*part.shape, seed=case.seed + 7 + number) for number, part in enumerate(own)]
         wrt = dict(enumerate(RNN_INPUTS))
         call = _grad_call(student, "recurrence.rnn_forward", args, list(wrt), cotangents, case)
-        run = lambda shifted, case=case: _run_rnn(student, shifted, case)  # noqa: E731
+        run = lambda shifted, case=case: _own_layout(_call_rnn(student, shifted, case).value, case)  # noqa: E731
         gradients.judge("rnn_forward", _judged(run, args, wrt, call.grads, cotangents, case.seed), case.context(True))
 
 
@@ -255,14 +324,28 @@ def _lstm_pair(value, case: LstmCase) -> tuple[torch.Tensor, torch.Tensor]:
     return expect_tensor(h, "h", (case.batch, case.hidden)), expect_tensor(c, "c", (case.batch, case.hidden))
 
 
+def _untouched(call, function: str, names: dict[str, str]) -> None:
+    """The caller's tensors are as it passed them (the contract: a step returns new tensors)."""
+    if call.changed:
+        changed = ", ".join(names.get(place, f"argument {place}") for place in call.changed)
+        fail(with_diagnosis("L3", f"{function} changed {changed} in place; the caller's values must stay as given."))
+
+
+def _copied(args: list) -> list:
+    """The arguments as new tensors: a variant that writes into its inputs (L3) leaves the case's own alone."""
+    return [tuple(a.clone() for a in arg) if type(arg) is tuple else arg.clone() for arg in args]
+
+
 def check_lstm_step_values(student) -> None:
-    """The new (h, c) equal nn.LSTMCell's."""
+    """The new (h, c) equal nn.LSTMCell's, and the caller's state is left as it was given."""
     comparison = Comparison("lstm_step")
     for case in LSTM_CASES:
         args = case.inputs()
-        got = _run_lstm(student, args, case)
+        call = student.run("recurrence.lstm_step", *args)
+        _untouched(call, "lstm_step", LSTM_STATE)
+        got = _lstm_pair(call.value, case)
         expected = reference.lstm_step(*args)
-        suspects = Suspects(variants.LSTM_STEP, lambda variant, args=args: variant(*args))
+        suspects = Suspects(variants.LSTM_STEP, lambda variant, args=args: variant(*_copied(args)))
         for index in (0, 1):
             part = suspects.part(lambda output, index=index: output[index])
             comparison.add("hc"[index], got[index], expected[index], case.context, part)
@@ -273,7 +356,9 @@ def check_lstm_step_gradients(student) -> None:
     """Gradients reach x and every weight, and are the derivatives of the step's own output."""
     for case in LSTM_CASES[:2]:
         args = case.inputs()
-        _run_lstm(student, args, case)
+        call = student.run("recurrence.lstm_step", *args)  # a caller's c written into breaks its backward: L3
+        _untouched(call, "lstm_step", LSTM_STATE)
+        _lstm_pair(call.value, case)
         cotangents = [normal(case.batch, case.hidden, seed=case.seed + k) for k in (7, 8)]
         call = _grad_call(student, "recurrence.lstm_step", args, list(LSTM_INPUTS), cotangents)
         run = lambda shifted, case=case: _run_lstm(student, shifted, case)  # noqa: E731

@@ -8,6 +8,7 @@ keys are catalogue ids, with a suffix after ':' for another form of the same mis
 ("K3+S5": never zeroed and softmax before the loss), tried when no single one matches.
 """
 
+import contextlib
 import functools
 import itertools
 from collections.abc import Callable, Iterator, Mapping
@@ -49,15 +50,38 @@ class Table(Mapping[str, Callable[..., Any]]):
     @functools.cached_property
     def pair_keys(self) -> tuple[str, ...]:
         """Every two mistakes of different ids whose options can be combined, in the table's order."""
-        return tuple(
-            f"{a}+{b}"
-            for a, b in itertools.combinations(self.options, 2)
-            if a.partition(":")[0] != b.partition(":")[0] and not self.options[a].keys() & self.options[b].keys()
-        )
+        return self.combination_keys(2)
+
+    @functools.cached_property
+    def most(self) -> int:
+        """The most mistakes one variant can combine: one per id."""
+        return len({key.partition(":")[0] for key in self.options})
+
+    def combination_keys(self, size: int) -> tuple[str, ...]:
+        """Every `size` mistakes of different ids whose options can be combined ("C2+C3+C4"), in the table's order."""
+        if size not in self._combinations:
+            keys = itertools.combinations(self.options, size)
+            self._combinations[size] = tuple("+".join(keys) for keys in keys if self._combinable(keys))
+        return self._combinations[size]
+
+    @functools.cached_property
+    def _combinations(self) -> dict[int, tuple[str, ...]]:
+        return {}  # size -> its keys, computed when first asked for
+
+    def _combinable(self, keys: tuple[str, ...]) -> bool:
+        ids = {key.partition(":")[0] for key in keys}
+        options = [set(self.options[key]) for key in keys]
+        return len(ids) == len(keys) and sum(map(len, options)) == len(set().union(*options))
 
     def pairs(self, among: Callable[[str], bool] = lambda key: True) -> dict[str, Callable[..., Any]]:
-        """The pairs' variants, optionally only of mistakes for which `among(key)` holds."""
-        return {key: self[key] for key in self.pair_keys if all(map(among, key.split("+")))}
+        """The combinations' variants (two mistakes or more), optionally only of mistakes for which `among(key)`
+        holds: any combination of the mistakes a test sees is named, not only pairs."""
+        chosen = [key for key in self.options if among(key)]
+        found: dict[str, Callable[..., Any]] = {}
+        for size in range(2, len(chosen) + 1):
+            keys = (keys for keys in itertools.combinations(chosen, size) if self._combinable(keys))
+            found.update({"+".join(keys): self["+".join(keys)] for keys in keys})
+        return found
 
 
 # -- rnn_forward ---------------------------------------------------------------------------
@@ -76,10 +100,13 @@ def _rnn(
     walk="time",  # "time", "time_major" (x read as (length, batch, input)) or "rows" (x[t] for t over axis 0)
     start="h0",  # "h0", or "zeros" whatever h0 is
     final="last",  # h_n after the "last" step or the "first"
+    stack=1,  # the axis the steps are stacked on: 1 (batch_first), or 0 (R7: (length, batch, hidden))
+    buffers="input",  # the zero state made from the "input" (x.new_zeros), or "float32" (R8: torch.zeros)
 ):
     x = x.transpose(0, 1) if walk == "time_major" else x
     batch, length = x.shape[0], x.shape[0 if walk == "rows" else 1]
-    origin = x.new_zeros(batch, w_hh.shape[0]) if h0 is None or start == "zeros" else h0[0]
+    zeros = x.new_zeros if buffers == "input" else torch.zeros
+    origin = zeros(batch, w_hh.shape[0]) if h0 is None or start == "zeros" else h0[0]
     a = w_ih if transpose in ("neither", "hh") else w_ih.T
     b = w_hh if transpose in ("neither", "ih") else w_hh.T
     h, states = origin, []
@@ -88,7 +115,7 @@ def _rnn(
         previous = h if carry else origin
         h = torch.tanh(step @ a + (b_ih if use_ih else 0) + previous @ b + (b_hh if use_hh else 0))
         states.append(h)
-    output = torch.stack(states, dim=1)
+    output = torch.stack(states, dim=stack)
     return output, (h if final == "last" else states[0]).unsqueeze(0)
 
 
@@ -105,20 +132,33 @@ RNN_FORWARD = Table(  # R1's forms: "ih" raises a shape error first whenever "bo
         "R4:rows": {"walk": "rows"},
         "R5": {"final": "first"},
         "R6": {"start": "zeros"},
+        "R7": {"stack": 0},
+        "R8": {"buffers": "float32"},
     },
 )
 
 
 # -- lstm_step -----------------------------------------------------------------------------
-def _lstm(x, state, w_ih, w_hh, b_ih, b_hh, *, order="ifgo", cell="add"):
+def _lstm(x, state, w_ih, w_hh, b_ih, b_hh, *, order="ifgo", cell="add", in_place=False):
     h, c = state
     blocks = dict(zip(order, (x @ w_ih.T + b_ih + h @ w_hh.T + b_hh).chunk(4, dim=1), strict=True))
     i, f, g, o = torch.sigmoid(blocks["i"]), torch.sigmoid(blocks["f"]), torch.tanh(blocks["g"]), blocks["o"]
     c_new = {"add": f * c + i * g, "multiply": f * c * i * g, "no_old": i * g}[cell]
+    if in_place:  # L3: the new cell written into the caller's (c.mul_(f).add_(i * g))
+        c_new = c.copy_(c_new)
     return torch.sigmoid(o) * torch.tanh(c_new), c_new
 
 
-LSTM_STEP = Table(_lstm, {"L1": {"order": "ifog"}, "L2": {"cell": "multiply"}, "L2:no_old": {"cell": "no_old"}})
+LSTM_STEP = Table(
+    _lstm,
+    {
+        "L1": {"order": "ifog"},
+        "L1:tensorflow": {"order": "igfo"},
+        "L2": {"cell": "multiply"},
+        "L2:no_old": {"cell": "no_old"},
+        "L3": {"in_place": True},
+    },
+)
 
 
 # -- encode_packed -------------------------------------------------------------------------
@@ -130,6 +170,7 @@ def _encode(
     pack=True,  # False: the layer runs over the padded rectangle
     masked=False,  # unpacked, then the padding steps zeroed: the output looks packed, the final state is not
     restore=True,  # False: sorted by length and never put back
+    enforced=False,  # True: pack_padded_sequence's default enforce_sorted=True left on unsorted lengths (it raises)
     pack_batch_first=True,
     unpack_batch_first=True,
     total_length=True,
@@ -142,7 +183,8 @@ def _encode(
     else:
         order = lengths.argsort(descending=True) if not restore else None
         rows, sizes = (embedded, lengths) if order is None else (embedded[order], lengths[order])
-        packed = pack_padded_sequence(rows, sizes, batch_first=pack_batch_first, enforce_sorted=order is not None)
+        enforce = order is not None or enforced
+        packed = pack_padded_sequence(rows, sizes, batch_first=pack_batch_first, enforce_sorted=enforce)
         output, state = rnn(packed)
         padded_to = {"total_length": embedded.shape[1]} if total_length else {}
         output, _ = pad_packed_sequence(output, batch_first=unpack_batch_first, **padded_to)
@@ -159,6 +201,7 @@ ENCODE_PACKED = Table(
         "P1": {"pack": False},
         "P1:masked": {"pack": False, "masked": True},
         "P2": {"restore": False},
+        "P2:enforce_sorted": {"enforced": True},
         "P3": {"pack_batch_first": False},
         "P3:unpacked": {"unpack_batch_first": False},
         "P4": {"final": "last_step"},
@@ -278,9 +321,16 @@ def _next_token(
     *,
     shift="next",
     flatten="rows",  # "rows" (N, vocab); "vocab_first" (logits.reshape(vocab, -1)); "none" ((B, L, V) straight in)
-    padding="ignored",  # "ignored", "counted", or "denominator" (left out of the sum, counted in the mean)
+    padding="ignored",  # "ignored", "counted", "denominator" (left out of the sum, counted in the mean), or
+    # "inputs" (the mask taken from the inputs: the position whose target is the first pad counts)
     scores="logits",  # "logits", "softmax" (probabilities into cross_entropy), "nll" (probabilities into nll_loss)
+    graph=True,  # False (S6): the loss's number turned back into a tensor, requires_grad=True but no graph
 ):
+    loss = _next_token_graph(model, tokens, pad_id, shift, flatten, padding, scores)
+    return loss if graph else torch.tensor(loss.item(), requires_grad=True)
+
+
+def _next_token_graph(model, tokens, pad_id, shift, flatten, padding, scores):
     inputs, targets = SHIFTS[shift](tokens)
     logits, _ = model(inputs)
     vocab = logits.shape[-1]
@@ -297,6 +347,10 @@ def _next_token(
         losses = loss(given, flat, reduction="none")
         kept = torch.ones_like(losses) if pad_id is None else (flat != pad_id).to(losses)
         return (losses * kept).sum() / losses.numel()
+    if padding == "inputs":
+        losses = loss(given, flat, reduction="none").reshape(-1)
+        kept = torch.ones_like(losses) if pad_id is None else (inputs.reshape(-1) != pad_id).to(losses)
+        return (losses * kept).sum() / kept.sum()
     return loss(given, flat, ignore_index=ignore)
 
 
@@ -310,17 +364,22 @@ NEXT_TOKEN_LOSS = Table(
         "S3:unflattened": {"flatten": "none"},
         "S4": {"padding": "counted"},
         "S4:denominator": {"padding": "denominator"},
+        "S4:inputs": {"padding": "inputs"},
         "S5": {"scores": "softmax"},
         "S5:nll": {"scores": "nll"},
+        "S6": {"graph": False},
     },
 )
 
 
 # -- sample ----------------------------------------------------------------------------------
-def _sample(model, start, steps, temperature, generator, *, scale="divide", carry=True, draw=True, own=True):
-    """`own=False`: the draws come from the global random state, not from `generator`."""
+def _sample(
+    model, start, steps, temperature, generator, *, scale="divide", carry=True, draw=True, own=True, no_grad=True
+):
+    """`own=False`: the draws come from the global random state, not from `generator`; `no_grad=False`: the
+    model runs with autograd on (T5)."""
     tokens, state = [start], None
-    with torch.no_grad():
+    with torch.no_grad() if no_grad else contextlib.nullcontext():
         for _ in range(steps):
             logits, new_state = model(torch.tensor([[tokens[-1]]]), state if carry else None)
             state = new_state
@@ -332,7 +391,14 @@ def _sample(model, start, steps, temperature, generator, *, scale="divide", carr
 
 
 SAMPLE = Table(
-    _sample, {"T1": {"scale": "multiply"}, "T2": {"carry": False}, "T3": {"draw": False}, "T4": {"own": False}}
+    _sample,
+    {
+        "T1": {"scale": "multiply"},
+        "T2": {"carry": False},
+        "T3": {"draw": False},
+        "T4": {"own": False},
+        "T5": {"no_grad": False},
+    },
 )
 
 
@@ -429,11 +495,13 @@ TRAIN_STEP = Table(
 
 
 # -- bag_of_counts ---------------------------------------------------------------------------
-def _bag(tokens, *, digits="1-9", fill_nine=False):
-    """`digits`: the columns counted ("1-9"; "0-8", "0-9", "1-8"; "1-max", up to the batch's largest token)."""
+def _bag(tokens, *, digits="1-9", fill_nine=False, counts_as="float"):
+    """`digits`: the columns counted ("1-9"; "0-8", "0-9", "1-8"; "1-max", up to the batch's largest token);
+    `counts_as`: "float", or "integer" (B3: the sum's int64 left as is)."""
     tokens = torch.as_tensor(tokens)
     low, high = {"1-9": (1, 9), "0-8": (0, 8), "0-9": (0, 9), "1-8": (1, 8), "1-max": (1, int(tokens.max()))}[digits]
-    counts = (tokens.unsqueeze(-1) == torch.arange(low, high + 1)).sum(1).float().numpy()
+    counts = (tokens.unsqueeze(-1) == torch.arange(low, high + 1)).sum(1)
+    counts = (counts.float() if counts_as == "float" else counts).numpy()
     return np.concatenate([counts, np.zeros((len(counts), 1), dtype=counts.dtype)], axis=1) if fill_nine else counts
 
 
@@ -445,6 +513,7 @@ BAG_OF_COUNTS = Table(
         "B1:eight": {"digits": "1-8"},
         "B1:nine_zero": {"digits": "1-8", "fill_nine": True},
         "B2": {"digits": "1-max"},
+        "B3": {"counts_as": "integer"},
     },
 )
 

@@ -3,11 +3,12 @@
 At release time the public tests run once, in a child process, over the reference modules, with
 this module as a pytest plugin. Before each test runs as usual, its body runs once more for every
 known-bug variant of the function it tests (`variants.BY_FUNCTION`), the function replaced by that
-variant, then for every pair of two of them that each change the test's calls on their own (two
-mistakes in one function: `variants.Table.pairs`), and the public tests' own conftest records each
+variant, then for every combination (two or more) of those that each change the test's calls on their own
+(several mistakes in one function: `variants.Table.pairs`), and the public tests' own conftest records each
 call: a fingerprint of its inputs, what it returned or raised. What ships is numbers and the
-catalogue's feedback only: for each test, the calls of every variant (or pair) that makes the test
-fail, differs from the reference and cannot be taken for another mistake's. Nothing of the hidden
+catalogue's feedback only: for each test, the calls of every variant (or combination) that makes the test
+fail, differs from the reference and cannot be taken for another mistake's; each distinct input once per
+test, each mistake's feedback once (a combination's is its parts'). Nothing of the hidden
 inputs or of any code but the public tests goes into it.
 """
 
@@ -173,17 +174,39 @@ def select(records: dict[str, Any], same: Callable[[Any, Any], bool]) -> Values:
                 for mistake in mistakes:
                     named.setdefault(mistake, set()).add(test)
         if kept:
-            tests[test] = {"function": record["function"], "in_place": record["in_place"], "mistakes": kept}
-    keys = sorted({key for entry in tests.values() for key in entry["mistakes"]})
-    shipped = {"mistakes": {key: catalogue.feedback(key) for key in keys}, "tests": tests}
+            tests[test] = {"function": record["function"], "in_place": record["in_place"], **_compact(kept)}
+    parts = sorted({part for entry in tests.values() for key in entry["mistakes"] for part in key.split("+")})
+    shipped = {"mistakes": {part: catalogue.feedback(part) for part in parts}, "tests": tests}
     return Values(shipped, visible, named)
+
+
+def _compact(kept: dict[str, list[dict]]) -> dict[str, Any]:
+    """A test's kept calls with each distinct input stored once ("inputs"), the calls naming theirs by index.
+
+    The combinations of a test's mistakes repeat its inputs (and a combination's feedback its parts'): stored
+    once, mistakes.json stays about the size it had before combinations of any size were recorded.
+    """
+    inputs: list[Any] = []
+    index: dict[str, int] = {}
+    mistakes = {}
+    for key, calls in kept.items():
+        mistakes[key] = []
+        for call in calls:
+            text = json.dumps(call["inputs"], sort_keys=True)
+            if text not in index:
+                index[text] = len(inputs)
+                inputs.append(call["inputs"])
+            mistakes[key].append({**call, "inputs": index[text]})
+    return {"inputs": inputs, "mistakes": mistakes}
 
 
 def _environment(workdir: Path) -> dict[str, str]:
     env = {key: value for key, value in os.environ.items() if not key.startswith("PYTEST")}
     env.pop("PYTHONSAFEPATH", None)
     env["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
-    env["PYTHONPATH"] = str(workdir)  # the copy's `exercises` before any installed one
+    # the copy's `exercises` before any other; then the folder this grader runs from, so the child records this
+    # process's variants (an installed grader's folder is site-packages, already on the child's path)
+    env["PYTHONPATH"] = os.pathsep.join([str(workdir), str(Path(__file__).resolve().parents[2])])
     env["PYTHONDONTWRITEBYTECODE"] = "1"
     return env
 

@@ -161,12 +161,23 @@ def train_pattern_model(
         if type(loss) is not torch.Tensor or loss.dim() != 0 or not loss.requires_grad:
             raise TypeError("next_token_loss must return a scalar tensor that carries gradients")
         loss.backward()
+        _check_gradients_reach(model)
         nn.utils.clip_grad_norm_(model.parameters(), 1.0)
         optimizer.step()
     model.eval()
     with torch.no_grad():
         logits, _ = model(eval_inputs)
     return logits.argmax(dim=-1)
+
+
+def _check_gradients_reach(model: nn.Module) -> None:
+    """Fail the run when the loss moves no parameter: said before any guess from the accuracy (the shift)."""
+    if not any(p.grad is not None and bool(p.grad.abs().sum()) for p in model.parameters()):
+        raise TypeError(
+            "next_token_loss's loss carries no gradient back to the model, so training changes nothing: is it "
+            "built from Python numbers (.item(), float(), NumPy) and made a tensor again? Keep it a tensor "
+            "computed from the model's logits (Day 6)"
+        )
 
 
 def train_steps(

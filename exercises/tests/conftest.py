@@ -6,9 +6,9 @@ Every test starts from torch.manual_seed(0), so a failure repeats exactly.
 what the function under test returns on that test's inputs when it has one of the course's
 common mistakes: numbers only, computed from the test's own inputs. While such a test runs,
 the calls to that function (`recurrence.rnn_forward(...)`, `model(...)` for the classifier)
-are watched. When the test fails and every call returned what one mistake (or two mistakes made
-together in that function) returns, the failure starts with each mistake's id and the lesson to
-reread, as the grader's feedback does:
+are watched. When the test fails and every call returned what one mistake (or several mistakes
+made together in that function) returns, the failure starts with each mistake's id and the lesson
+to reread, as the grader's feedback does:
 
     [G1] Your final states equal output[:, -1]: ... Gather at lengths - 1.
       Reread: Day 4, "Packing is not an optimisation".
@@ -39,7 +39,11 @@ DIGITS = 8  # significant digits kept of a number
 
 @functools.cache
 def known() -> dict[str, Any]:
-    """The released values: {"mistakes": {key: feedback}, "tests": {test id: {...}}}, or nothing."""
+    """The released values: {"mistakes": {key: feedback}, "tests": {test id: {...}}}, or nothing.
+
+    A test's distinct call inputs are stored once ("inputs"), each call naming its own by index; the
+    feedback is stored per mistake ("R1:hh"), a combination's ("R1:hh+R6") being its parts', a line each.
+    """
     if not MISTAKES.exists():
         return {"mistakes": {}, "tests": {}}
     return json.loads(MISTAKES.read_text(encoding="utf-8"))
@@ -71,8 +75,11 @@ def plain(value: Any) -> Any:
     if isinstance(value, nn.Module):
         return summary(value)
     if isinstance(value, (torch.Tensor, np.ndarray)):
+        kind = {} if torch.as_tensor(value).is_floating_point() else {"kind": "integer"}  # counts as integers (B3)
+        if isinstance(value, torch.Tensor) and value.requires_grad and value.grad_fn is None:
+            kind["leaf"] = 1  # made from numbers with requires_grad=True: no graph behind it (S6)
         array = torch.as_tensor(value).detach().double().cpu()
-        return {"shape": list(array.shape), "values": [number(v) for v in array.flatten().tolist()]}
+        return {"shape": list(array.shape), "values": [number(v) for v in array.flatten().tolist()], **kind}
     if value is None or isinstance(value, str):
         return value
     if isinstance(value, (bool, int)):
@@ -120,8 +127,11 @@ def owner_of(target: str) -> tuple[Any, str]:
 
 
 def _modules(function: Callable[..., Any], args: tuple, kwargs: dict) -> list[nn.Module]:
-    """The modules a call is given (set_forget_bias and train_step change theirs in place)."""
-    bound = inspect.signature(function).bind_partial(*args, **kwargs)
+    """The modules a call is given (set_forget_bias and train_step change theirs in place; sample runs its model)."""
+    try:
+        bound = inspect.signature(function).bind_partial(*args, **kwargs)
+    except (TypeError, ValueError):  # a signature other than the stub's: the call itself will say so
+        return [value for value in [*args, *kwargs.values()] if isinstance(value, nn.Module)]
     return [value for value in bound.arguments.values() if isinstance(value, nn.Module)]
 
 
@@ -146,13 +156,17 @@ def watching(target: str, in_place: bool, replacement: Callable[..., Any] | None
     def watched(*args: Any, **kwargs: Any) -> Any:
         call = {"inputs": summary([args, sorted(kwargs.items())])}
         calls.append(call)
-        modules = _modules(original, args, kwargs) if in_place else []
+        given = _modules(original, args, kwargs)
+        modules = given if in_place else []
         before = [list(module.parameters()) for module in modules]
         try:
-            result = (replacement or original)(*args, **kwargs)
+            with _grad_modes(given) as modes:
+                result = (replacement or original)(*args, **kwargs)
         except Exception as error:
             call["raised"] = f"{type(error).__name__}: {str(error).splitlines()[0] if str(error) else ''}"
             raise
+        if any(modes):  # a model given was run with autograd on (sampling without no_grad: T5)
+            call["autograd"] = 1
         call["returned"] = plain(result)
         if in_place:
             call["changed"] = _changes(modules, before)
@@ -165,17 +179,36 @@ def watching(target: str, in_place: bool, replacement: Callable[..., Any] | None
         setattr(owner, name, original)
 
 
-def diagnosis(calls: list[dict], recorded: dict[str, list[dict]]) -> str | None:
-    """The first mistake whose recorded calls the watched calls repeat one for one."""
-    for key, expected in recorded.items():
-        if len(calls) == len(expected) and all(map(_repeats, calls, expected)):
-            return known()["mistakes"][key]
+@contextlib.contextmanager
+def _grad_modes(modules: list[nn.Module]) -> Iterator[list[bool]]:
+    """Whether autograd was on at each call of the modules given, made inside the block."""
+    modes: list[bool] = []
+    hooks = [module.register_forward_pre_hook(lambda *_: modes.append(torch.is_grad_enabled())) for module in modules]
+    try:
+        yield modes
+    finally:
+        for hook in hooks:
+            hook.remove()
+
+
+def diagnosis(calls: list[dict], entry: dict[str, Any]) -> str | None:
+    """The first mistake (or combination) whose recorded calls the watched calls repeat one for one."""
+    for key, expected in entry["mistakes"].items():
+        if len(calls) == len(expected) and all(
+            _repeats(call, wanted, entry["inputs"]) for call, wanted in zip(calls, expected, strict=True)
+        ):
+            return feedback(key)
     return None
 
 
-def _repeats(call: dict, recorded: dict) -> bool:
-    return same(call["inputs"], recorded["inputs"]) and all(
-        same(call.get(part), recorded.get(part)) for part in ("returned", "raised", "changed")
+def feedback(key: str) -> str:
+    """The feedback naming a mistake, or each mistake of a combination ("C2+C3+C4"), a line each."""
+    return "\n".join(known()["mistakes"][part] for part in key.split("+"))
+
+
+def _repeats(call: dict, recorded: dict, inputs: list[Any]) -> bool:
+    return same(call["inputs"], inputs[recorded["inputs"]]) and all(
+        same(call.get(part), recorded.get(part)) for part in ("returned", "raised", "changed", "autograd")
     )
 
 
@@ -189,7 +222,7 @@ def pytest_runtest_call(item: pytest.Item) -> Iterator[None]:
         try:
             return (yield)
         except Exception as failure:
-            named = diagnosis(calls, entry["mistakes"])
+            named = diagnosis(calls, entry)
             if named is not None:
                 message = str(failure.args[0]) if failure.args else ""
                 failure.args = (f"{named}\n{message}".rstrip(), *failure.args[1:])

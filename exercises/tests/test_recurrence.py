@@ -145,6 +145,18 @@ def test_order_matters_reversing_the_sequence_changes_the_final_state():
     assert not torch.allclose(forward_state, reversed_state, atol=1e-4), "reversing time should change h_n"
 
 
+def test_it_keeps_the_inputs_dtype_float64_in_float64_out():
+    """A float64 batch without h0 gives float64 states: make the buffers from x (x.new_zeros), not torch.zeros."""
+    weights = {name: value.double() for name, value in rnn_weights(input_size=3, hidden=4, seed=8).items()}
+    x = torch.randn(2, 3, 3, generator=torch.Generator().manual_seed(9), dtype=torch.float64)
+    output, h_n = recurrence.rnn_forward(x, **weights)
+    assert output.dtype == torch.float64 and h_n.dtype == torch.float64, (
+        f"float64 input should give float64 output and h_n, got {output.dtype}, {h_n.dtype}"
+    )
+    expected, _ = rnn_layer_with(weights).double()(x)
+    assert_close(output, expected)
+
+
 # ---------------------------------------------------------------- TODO 2 · lstm_step
 
 

@@ -10,7 +10,7 @@ import torch.nn.functional as F
 from torch import nn
 from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 
-from autograder.checks import baseline, classifier, initialisation, language_model, padding, recurrence
+from autograder.checks import baseline, classifier, initialisation, language_model, padding, recurrence, variants
 from autograder.checks.compare import CheckFailure
 from autograder.student import InProcess
 from solutions import baseline as reference_baseline
@@ -288,3 +288,56 @@ def test_it_fails_in_place_and_all_layers_for_a_set_forget_bias_that_writes_noth
     assert "wrote nothing into the LSTM's biases" in feedback(initialisation.check_set_forget_bias_in_place, submission)
     text = feedback(initialisation.check_set_forget_bias_all_layers_and_directions, submission)
     assert "changed no bias" in text, text
+
+
+# -- another TODO's mistake: the classifier judged on its own code ----------------------------------
+def masked_mean_in_float64(output, lengths):
+    """TODO 5 with a NumPy mask: the mean comes back float64."""
+    return reference_padding.masked_mean(output.double(), lengths)
+
+
+def forward_through_masked_mean(self, tokens, lengths=None, max_over="real"):
+    """The reference's forward, mean pooling through the student's own masked_mean (TODO 5);
+    max_over="every" step is C4."""
+    batch, length = tokens.shape
+    lengths = torch.full((batch,), length, dtype=torch.long) if lengths is None else lengths
+    output, _ = self.rnn(self.embedding(tokens))
+    real = (torch.arange(length).unsqueeze(0) < lengths.unsqueeze(1)).unsqueeze(2)
+    if self.pooling == "last":
+        pooled = output[torch.arange(batch), lengths - 1]
+    elif self.pooling == "mean":
+        pooled = masked_mean_in_float64(output, lengths)
+    else:
+        pooled = output.amax(dim=1) if max_over == "every" else output.masked_fill(~real, float("-inf")).amax(dim=1)
+    return self.head(pooled)
+
+
+def forward_with_c4(self, tokens, lengths=None):
+    return forward_through_masked_mean(self, tokens, lengths, max_over="every")
+
+
+def test_it_grades_the_pooling_again_with_a_correct_masked_mean_when_the_students_returns_float64():
+    submission = student(
+        padding__masked_mean=masked_mean_in_float64,
+        classifier__SequenceClassifier__forward=forward_through_masked_mean,
+    )
+    feedback(padding.check_masked_mean_values, submission)  # TODO 5 loses its own item
+    classifier.check_SequenceClassifier_mean_max_pooling(submission)  # the pooling keeps what it earns
+    classifier.check_SequenceClassifier_padded_batch(submission)
+
+
+def test_it_names_the_classifiers_own_mistake_and_the_other_todos_when_both_are_wrong():
+    submission = student(
+        padding__masked_mean=masked_mean_in_float64, classifier__SequenceClassifier__forward=forward_with_c4
+    )
+    text = feedback(classifier.check_SequenceClassifier_padded_batch, submission)
+    assert text.startswith("[C4] "), text
+    assert "a correct masked_mean in place of yours" in text and "masked_mean (TODO 5): " in text, text
+
+
+def test_it_says_nothing_of_the_other_todos_when_they_are_right_or_forward_does_not_call_them():
+    forward = variants.CLASSIFIER_FORWARD["C4"]  # pools by itself: masked_mean is never called
+    for helper in ({}, {"padding__masked_mean": masked_mean_in_float64}):
+        submission = student(classifier__SequenceClassifier__forward=forward, **helper)
+        text = feedback(classifier.check_SequenceClassifier_padded_batch, submission)
+        assert text.startswith("[C4] ") and "in place of yours" not in text, text

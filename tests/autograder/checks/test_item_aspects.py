@@ -48,6 +48,7 @@ NAMED = re.compile(r"^\[([A-Z]\d)\] ", re.MULTILINE)
 VALUES = "its values differ from the reference's"
 AXIS = "the loop walks the batch: on a batch whose size is not its length it fails, or gives (length, batch, hidden)"
 RAISES = "packing time-major fails on these batches (the lengths do not match the batch)"
+SORTED = "pack_padded_sequence raises on lengths that are not sorted (enforce_sorted=True left on)"
 
 # (function, variant) -> {item aspect: why the mistake loses it}; every other item of the function passes
 LOSES: dict[tuple[str, str], dict[str, str]] = {
@@ -65,7 +66,17 @@ LOSES: dict[tuple[str, str], dict[str, str]] = {
     ("rnn_forward", "R4:rows"): {"output": AXIS, "final_state": AXIS, "initial_state": AXIS, "gradients": AXIS},
     ("rnn_forward", "R5"): {"final_state": "h_n is the state after the first step"},
     ("rnn_forward", "R6"): {"initial_state": "h0 is ignored: the output is the same with it as without"},
+    ("rnn_forward", "R8"): {
+        "output": "its zero state is float32 on a float64 input",
+        "final_state": "its zero state is float32 on a float64 input",
+    },
+    ("rnn_forward", "R7"): {"output": "the loop is right, but its output is stacked (length, batch, hidden)"},
     ("lstm_step", "L1"): {"values": VALUES},
+    ("lstm_step", "L1:tensorflow"): {"values": VALUES},
+    ("lstm_step", "L3"): {
+        "values": "it writes the new cell into the caller's c",
+        "gradients": "writing into c changes what autograd saved of it: backward raises",
+    },
     ("lstm_step", "L2"): {"values": VALUES},
     ("lstm_step", "L2:no_old"): {"values": VALUES},
     ("encode_packed", "P1"): {
@@ -78,6 +89,7 @@ LOSES: dict[tuple[str, str], dict[str, str]] = {
         "skips_padding": "the layer runs over the padding, so the padding changes its final state",
     },
     ("encode_packed", "P2"): {"final_state": "the rows come back sorted", "output": "the rows come back sorted"},
+    ("encode_packed", "P2:enforce_sorted"): {"final_state": SORTED, "output": SORTED, "skips_padding": SORTED},
     ("encode_packed", "P3"): {"final_state": RAISES, "output": RAISES, "skips_padding": RAISES},
     ("encode_packed", "P3:unpacked"): {"output": "the output comes back (length, batch, hidden)"},
     ("encode_packed", "P4"): {"final_state": "h_n is the output's last step, padding for every short row"},
@@ -108,12 +120,15 @@ LOSES: dict[tuple[str, str], dict[str, str]] = {
     ("next_token_loss", "S3:unflattened"): {"values": VALUES, "padding": VALUES},
     ("next_token_loss", "S4"): {"padding": "the padding targets are counted (without pad_id it is right)"},
     ("next_token_loss", "S4:denominator"): {"padding": "the padding targets are counted in the mean"},
+    ("next_token_loss", "S4:inputs"): {"padding": "the mask comes from the inputs: the first pad target counts"},
     ("next_token_loss", "S5"): {"values": VALUES, "padding": VALUES},
     ("next_token_loss", "S5:nll"): {"values": VALUES, "padding": VALUES},
+    ("next_token_loss", "S6"): {"gradients": "the loss is a number made a tensor again: no gradient reaches the model"},
     ("sample", "T1"): {"values": VALUES},
     ("sample", "T2"): {"values": VALUES},
     ("sample", "T3"): {"values": VALUES},
     ("sample", "T4"): {"values": "the draws do not come from the generator given"},
+    ("sample", "T5"): {"no_grad": "the model runs with autograd on"},
     ("SequenceClassifier.forward", "C1"): {"last_pooling": VALUES, "padded_batch": VALUES},
     ("SequenceClassifier.forward", "C1:pooled"): {"mean_max_pooling": VALUES, "padded_batch": VALUES},
     ("SequenceClassifier.forward", "C1:transposed"): {
@@ -143,6 +158,7 @@ LOSES: dict[tuple[str, str], dict[str, str]] = {
     ("bag_of_counts", "B1:eight"): {"values": VALUES},
     ("bag_of_counts", "B1:nine_zero"): {"values": VALUES},
     ("bag_of_counts", "B2"): {"values": "a batch without a 9 gets fewer columns"},
+    ("bag_of_counts", "B3"): {"values": "its counts are integers where the features are floats"},
 }
 GRADED = rubric.load()
 
@@ -206,6 +222,7 @@ def test_the_reference_loses_no_item():
 ASPECTS_KEPT = {
     ("rnn_forward", "R1:hh"): ("writes_the_loop", "initial_state", "gradients"),
     ("rnn_forward", "R4"): ("writes_the_loop",),  # judged on a batch as long as its rows, where the loop runs
+    ("rnn_forward", "R7"): ("final_state", "initial_state", "gradients", "writes_the_loop"),  # the output's layout only
     ("lstm_step", "L2"): ("writes_the_step", "gradients"),
     ("set_forget_bias", "F2"): ("all_layers_and_directions", "in_place"),
     ("next_token_loss", "S5"): ("gradients",),
@@ -219,3 +236,21 @@ def test_a_mistake_in_the_values_keeps_the_aspect_items(function, key):
     found = lost(function, student(function, variants.BY_FUNCTION[function][key]))
     assert found, f"{key} loses nothing: it is no mistake"
     assert set(ASPECTS_KEPT[function, key]).isdisjoint(found), sorted(found)
+
+
+# mistakes made at once in one function: each is named, however many (not only pairs)
+AT_ONCE = [
+    ("SequenceClassifier.forward", "C2+C3+C4"),
+    ("rnn_forward", "R1:hh+R5+R6"),
+    ("sample", "T1+T2+T4"),
+    ("bag_of_counts", "B1+B3"),
+    ("bag_of_counts", "B2+B3"),
+]
+
+
+@pytest.mark.parametrize(("function", "key"), AT_ONCE, ids=[f"{f}-{k}" for f, k in AT_ONCE])
+def test_every_mistake_of_a_combination_is_named(function, key):
+    found = lost(function, student(function, variants.BY_FUNCTION[function][key]))
+    assert found, f"{key} loses nothing"
+    named = {mistake for feedback in found.values() for mistake in NAMED.findall(feedback)}
+    assert named == set(catalogue.ids(key)), {aspect: text.splitlines()[0] for aspect, text in found.items()}

@@ -43,7 +43,7 @@ def rnn_forward(
     # TODO 1 · recurrence loop: start from h0 (or zeros), then for each time step
     # compute the new state from x[:, t] and the previous state; collect every state.
     n_batch, n_steps, _ = x.shape
-    h = h0[0] if h0 is not None else torch.zeros(n_batch, weight_hh.size(0))
+    h = h0[0] if h0 is not None else x.new_zeros(n_batch, weight_hh.size(0))
     pieces = []
     for step in range(n_steps):
         a = torch.einsum("bi,hi->bh", x[:, step], weight_ih) + torch.einsum("bj,hj->bh", h, weight_hh)

@@ -38,7 +38,7 @@ def rnn_forward(
     # compute the new state from x[:, t] and the previous state; collect every state.
     B, T, _ = x.shape
     H = weight_hh.shape[0]
-    h_t = torch.zeros(B, H) if h0 is None else h0.squeeze(0)
+    h_t = torch.zeros(B, H, dtype=x.dtype) if h0 is None else h0.squeeze(0)
     hs = []
     for t in range(T):
         # h_t = tanh(x_t W_ih + b_ih + h_{t-1} W_hh + b_hh)  (from the slides)

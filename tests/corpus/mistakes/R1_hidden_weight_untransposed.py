@@ -39,7 +39,7 @@ def rnn_forward(
     batch_size, seq_len, _ = x.shape
     hidden_size = weight_ih.shape[0]
     if h0 is None:
-        h = torch.zeros(batch_size, hidden_size)
+        h = torch.zeros(batch_size, hidden_size, dtype=x.dtype)
     else:
         h = h0[0]
     outputs = []

@@ -38,7 +38,7 @@ def rnn_forward(
     # compute the new state from x[:, t] and the previous state; collect every state.
     batch, length, _ = x.shape
     hidden = weight_hh.shape[0]
-    h_prev = torch.zeros(batch, hidden) if h0 is None else h0[0]
+    h_prev = x.new_zeros(batch, hidden) if h0 is None else h0[0]
     states = []
     for t in range(length):
         h_t = torch.tanh(x[:, t] @ weight_ih.T + bias_ih + h_prev @ weight_hh.T + bias_hh)

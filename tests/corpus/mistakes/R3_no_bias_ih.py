@@ -38,7 +38,7 @@ def rnn_forward(
     # compute the new state from x[:, t] and the previous state; collect every state.
     batch, length, _ = x.shape
     hidden_size = weight_hh.size(0)
-    h = h0[0] if h0 is not None else torch.zeros(batch, hidden_size)
+    h = h0[0] if h0 is not None else torch.zeros(batch, hidden_size, dtype=x.dtype)
     hiddens = []
     for t in range(length):
         # one bias is enough

@@ -36,7 +36,7 @@ def rnn_forward(
     """
     # TODO 1 · recurrence loop: start from h0 (or zeros), then for each time step
     # compute the new state from x[:, t] and the previous state; collect every state.
-    h = torch.zeros(x.size(0), weight_hh.size(0)) if h0 is None else h0[0]
+    h = x.new_zeros(x.size(0), weight_hh.size(0)) if h0 is None else h0[0]
     states = []
     for t in range(x.size(0)):
         x_t = x[t]

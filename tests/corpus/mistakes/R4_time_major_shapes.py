@@ -38,7 +38,7 @@ def rnn_forward(
     # compute the new state from x[:, t] and the previous state; collect every state.
     seq_len, batch_size, input_size = x.shape  # (length, batch, input)
     hidden_size = weight_ih.shape[0]
-    h = torch.zeros(batch_size, hidden_size) if h0 is None else h0[0]
+    h = x.new_zeros(batch_size, hidden_size) if h0 is None else h0[0]
     outputs = []
     for t in range(seq_len):
         h = torch.tanh(x[t] @ weight_ih.T + bias_ih + h @ weight_hh.T + bias_hh)

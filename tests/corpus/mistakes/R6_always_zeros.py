@@ -38,7 +38,7 @@ def rnn_forward(
     # compute the new state from x[:, t] and the previous state; collect every state.
     batch, length, _ = x.shape
     hidden = weight_hh.shape[0]
-    h = torch.zeros(batch, hidden)  # the state starts at zero
+    h = x.new_zeros(batch, hidden)  # the state starts at zero
     outputs = []
     for t in range(length):
         h = torch.tanh(x[:, t] @ weight_ih.T + bias_ih + h @ weight_hh.T + bias_hh)

@@ -38,7 +38,7 @@ def rnn_forward(
     # compute the new state from x[:, t] and the previous state; collect every state.
     batch_size, seq_len, _ = x.shape
     hidden_size = weight_ih.shape[0]
-    h0 = torch.zeros(1, batch_size, hidden_size)  # initial hidden state
+    h0 = torch.zeros(1, batch_size, hidden_size, dtype=x.dtype)  # initial hidden state
     h = h0[0]
     states = []
     for t in range(seq_len):
