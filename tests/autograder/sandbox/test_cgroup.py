@@ -115,7 +115,6 @@ def test_it_runs_each_worker_in_a_group_of_its_own_and_leaves_none_behind(hierar
 
     if not probe.found()[0].cgroup:
         pytest.skip("the probe found no cgroup layer here")
-    before = set(cgroup.leftovers(probe.hierarchy()))
     with tempfile.TemporaryDirectory(prefix="autograde-test-") as folder:  # under /tmp: a worker's uid reaches it
         package = Path(folder) / "submission" / "exercises"
         package.mkdir(parents=True)
@@ -125,8 +124,9 @@ def test_it_runs_each_worker_in_a_group_of_its_own_and_leaves_none_behind(hierar
             group = worker._group
             assert group is not None
             assert cgroup.joined(Remote(worker).run("where.cgroups").value, group)
+    # its own group only: other gradings of the suite (the other test process) share the grader's cgroup
     assert not any(folder.exists() for folder in group.folders.values())
-    assert set(cgroup.leftovers(probe.hierarchy())) <= before
+    assert group.folders and all(folder.parent.is_dir() for folder in group.folders.values())
 
 
 def test_it_records_the_layer_and_says_which_limits_stand_without_it():
