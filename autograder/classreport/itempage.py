@@ -4,8 +4,8 @@ facility and discrimination, then the mistakes named on each TODO (the figures c
 from html import escape
 
 from autograder.classreport.itemstats import ItemReport, ItemStatistics, TodoMistakes
-from autograder.classreport.markup import table
 from autograder.text import number
+from autograder.webpage import table
 
 EXPLAINED = (
     "<p><strong>Facility</strong> is the mean fraction of an item's points over the {graded} graded students "

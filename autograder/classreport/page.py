@@ -20,9 +20,10 @@ from autograder.classreport.data import (
     StudentRecord,
     Threshold,
 )
-from autograder.classreport.markup import table as _table
 from autograder.rubric import percent
 from autograder.text import number
+from autograder.webpage import document
+from autograder.webpage import table as _table
 
 TITLE = f"Class report · {autograder.TITLE}"
 NAMES_SHOWN = 12  # students named per misconception before "and N more"
@@ -304,26 +305,9 @@ def similarity(href: str) -> str:
 def page(report: ClassReport, source: str, similarity_href: str = "") -> str:
     """The whole page; `source` says where the gradings came from (shown under the title), `similarity_href`
     the similarity page's address when there is one."""
-    contents = "".join(f'<li><a href="#{key}">{escape(title)}</a></li>' for key, title in SECTIONS.items())
-    sections = "\n".join(
-        f'<section id="{key}"><h2>{escape(title)}</h2>\n{RENDERERS[key](report)}\n</section>'
-        for key, title in SECTIONS.items()
+    header = (
+        f'<p class="muted">From the gradings in {escape(source)}: {len(report.students)} students, '
+        f"{len(report.items)} rubric items.</p>{similarity(similarity_href)}"
     )
-    return f"""<!DOCTYPE html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta http-equiv="Content-Security-Policy" content="{POLICY}">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<title>{escape(TITLE)}</title>
-<style>{STYLE}</style>
-</head>
-<body>
-<header><h1>{escape(TITLE)}</h1>
-<p class="muted">From the gradings in {escape(source)}: {len(report.students)} students, \
-{len(report.items)} rubric items.</p>{similarity(similarity_href)}</header>
-<nav><ol>{contents}</ol></nav>
-{sections}
-</body>
-</html>
-"""
+    sections = {key: (title, RENDERERS[key](report)) for key, title in SECTIONS.items()}
+    return document(TITLE, POLICY, STYLE, header, sections)

@@ -14,6 +14,7 @@ from html import escape
 import autograder
 from autograder.similarity.records import Author, AuthorKind, FunctionMatch, KnownMatch, Pair, Similarity, Span
 from autograder.text import CONTROL, UNSEEN, escaped, printable
+from autograder.webpage import document, table
 
 TITLE = f"Who wrote alike · {autograder.TITLE}"
 PAIRS_SHOWN = 40  # pairs shown side by side, highest first; the rest are in similarity.csv and .json
@@ -125,13 +126,7 @@ def _top(functions: tuple[FunctionMatch, ...], count: int = 3) -> str:
 
 
 def _table(headings: list[str], rows: list[list[str]], table_id: str) -> str:
-    head = "".join(f'<th class="number">{h}</th>' if h in ("", "score") else f"<th>{h}</th>" for h in headings)
-    body = "".join(
-        "<tr>" + "".join(f'<td class="number">{c}</td>' if headings[i] in ("", "score") else f"<td>{c}</td>"
-        for i, c in enumerate(row)) + "</tr>"
-        for row in rows
-    )  # fmt: skip
-    return f'<table id="{table_id}"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>'
+    return table(headings, rows, table_id, numbers=(0, 3))  # the rank and the score
 
 
 def _how_many(shown: int, total: int, one: str, many: str) -> str:
@@ -198,29 +193,12 @@ def _of(source: str) -> str:
 
 def page(similarity: Similarity, source: str = "") -> str:
     """The whole page; `source` says which roster was compared (shown under the title)."""
-    contents = "".join(f'<li><a href="#{key}">{escape(title)}</a></li>' for key, (title, _) in SECTIONS.items())
-    sections = "\n".join(
-        f'<section id="{key}"><h2>{escape(title)}</h2>\n{render(similarity)}\n</section>'
-        for key, (title, render) in SECTIONS.items()
-    )
     students = sum(author.kind is AuthorKind.STUDENT for author in similarity.authors.values())
-    return f"""<!DOCTYPE html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta http-equiv="Content-Security-Policy" content="{POLICY}">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<title>{escape(TITLE)}</title>
-<style>{STYLE}</style>
-</head>
-<body>
-<header><h1>{escape(TITLE)}</h1>
-<p class="muted">What the students{_of(source)} wrote in the week's TODOs, compared function by function \
-({len(similarity.pairs)} pairs, {students} students with code shown). Passages most of the class writes alike weigh \
-little; the stubs' text is never counted. Highlighted: the passages two authors share.</p>
-<p class="key" id="no-grade-changes">{escape(NOTHING_CHANGES)}</p></header>
-<nav><ol>{contents}</ol></nav>
-{sections}
-</body>
-</html>
-"""
+    header = (
+        f'<p class="muted">What the students{_of(source)} wrote in the week\'s TODOs, compared function by '
+        f"function ({len(similarity.pairs)} pairs, {students} students with code shown). Passages most of the "
+        "class writes alike weigh little; the stubs' text is never counted. Highlighted: the passages two "
+        f'authors share.</p>\n<p class="key" id="no-grade-changes">{escape(NOTHING_CHANGES)}</p>'
+    )
+    sections = {key: (title, render(similarity)) for key, (title, render) in SECTIONS.items()}
+    return document(TITLE, POLICY, STYLE, header, sections)
