@@ -2,8 +2,12 @@
 
 import os
 import shutil
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
 
 import pytest
+from playwright.sync_api import Page, sync_playwright
 
 FLAGS = ["--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run"]
 
@@ -18,3 +22,29 @@ def browser() -> str:
     if os.environ.get("CI"):
         pytest.fail(message)  # .ci/run installs it and GitHub's runner has Chrome: never skipped in CI
     pytest.skip(message)
+
+
+@dataclass
+class Visit:
+    """A page opened in the browser, with what it logged as an error and every address it asked for."""
+
+    page: Page
+    errors: list[str] = field(default_factory=list)
+    requests: list[str] = field(default_factory=list)
+
+
+@contextmanager
+def opened(url: str, width: int, height: int = 900) -> Iterator[Visit]:
+    """`url` loaded in the system's headless Chromium, its errors and requests recorded from the start."""
+    with sync_playwright() as playwright:
+        chromium = playwright.chromium.launch(executable_path=browser(), args=FLAGS)
+        try:
+            page = chromium.new_page(viewport={"width": width, "height": height})
+            visit = Visit(page)
+            page.on("console", lambda message: visit.errors.append(message.text) if message.type == "error" else None)
+            page.on("pageerror", lambda error: visit.errors.append(str(error)))
+            page.on("request", lambda request: visit.requests.append(request.url))
+            page.goto(url, wait_until="load")
+            yield visit
+        finally:
+            chromium.close()

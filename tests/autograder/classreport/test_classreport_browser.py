@@ -11,8 +11,7 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
-from browser import FLAGS, browser
-from playwright.sync_api import sync_playwright
+from browser import opened
 from support import ROOT, appended_to, build_submission, replace_in
 
 from autograder import cli, rubric, stubs
@@ -75,31 +74,22 @@ def report(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.mark.browser  # grades a roster: about half a minute on two cores
 def test_the_report_opens_in_a_real_browser_shows_the_class_and_fetches_nothing(report):
     url = report.as_uri()
-    with sync_playwright() as playwright:
-        chromium = playwright.chromium.launch(executable_path=browser(), args=FLAGS)
-        try:
-            page = chromium.new_page(viewport={"width": 1100, "height": 900})
-            errors, requests = [], []
-            page.on("console", lambda message: errors.append(message.text) if message.type == "error" else None)
-            page.on("pageerror", lambda error: errors.append(str(error)))
-            page.on("request", lambda request: requests.append(request.url))
-            page.goto(url, wait_until="load")
-            charts = [chart.bounding_box() for chart in page.locator("svg.chart").all()]
-            rows = [
-                [cell.inner_text().strip() for cell in row.locator("td").all()]
-                for row in page.locator("#misconception-table tbody tr").all()
-            ]
-            headline = page.locator("#totals p.key").inner_text()
-            to_look_at = page.locator("#look-at").inner_text()
-            statistics = page.locator("#item-statistics-table")
-            statistics_box = statistics.bounding_box()
-            statistics_rows = [row.locator("td").first.inner_text() for row in statistics.locator("tbody tr").all()]
-            todo_mistakes = page.locator("#todo-mistakes-table tbody tr").count()
-            page.screenshot(path=str(OUTPUT / "class-report.png"), full_page=True)
-        finally:
-            chromium.close()
-    assert errors == []
-    assert requests == [url], "the page asked for something besides itself"
+    with opened(url, 1100) as visit:
+        page = visit.page
+        charts = [chart.bounding_box() for chart in page.locator("svg.chart").all()]
+        rows = [
+            [cell.inner_text().strip() for cell in row.locator("td").all()]
+            for row in page.locator("#misconception-table tbody tr").all()
+        ]
+        headline = page.locator("#totals p.key").inner_text()
+        to_look_at = page.locator("#look-at").inner_text()
+        statistics = page.locator("#item-statistics-table")
+        statistics_box = statistics.bounding_box()
+        statistics_rows = [row.locator("td").first.inner_text() for row in statistics.locator("tbody tr").all()]
+        todo_mistakes = page.locator("#todo-mistakes-table tbody tr").count()
+        page.screenshot(path=str(OUTPUT / "class-report.png"), full_page=True)
+    assert visit.errors == []
+    assert visit.requests == [url], "the page asked for something besides itself"
     assert len(charts) == 3  # the totals, the TODOs, the one threshold item graded
     assert all(box and box["width"] > 0 and box["height"] > 0 for box in charts), charts
     shown = {row[0]: int(row[2].split()[0]) for row in rows}

@@ -7,8 +7,7 @@ screenshot are left in tests/output/.
 import shutil
 
 import pytest
-from browser import FLAGS, browser
-from playwright.sync_api import sync_playwright
+from browser import opened
 from similarity_records import roster
 from support import ROOT
 
@@ -24,26 +23,17 @@ def test_the_similarity_page_opens_in_a_real_browser_with_the_shared_passages_ma
     url = written[2].as_uri()
     OUTPUT.mkdir(exist_ok=True)
     shutil.copyfile(written[2], OUTPUT / "similarity.html")
-    with sync_playwright() as playwright:
-        chromium = playwright.chromium.launch(executable_path=browser(), args=FLAGS)
-        try:
-            page = chromium.new_page(viewport={"width": 1200, "height": 900})
-            errors, requests = [], []
-            page.on("console", lambda message: errors.append(message.text) if message.type == "error" else None)
-            page.on("pageerror", lambda error: errors.append(str(error)))
-            page.on("request", lambda request: requests.append(request.url))
-            page.goto(url, wait_until="load")
-            marks = page.locator("#pair-1 mark")
-            texts = [mark.inner_text() for mark in marks.all()]
-            boxes = [mark.bounding_box() for mark in marks.all()]
-            background = marks.first.evaluate("mark => getComputedStyle(mark).backgroundColor")
-            sides = [side.bounding_box() for side in page.locator("#pair-1 .side").all()[:2]]
-            heading = page.locator("#pair-1 h3").inner_text()
-            page.screenshot(path=str(OUTPUT / "similarity.png"), full_page=True)
-        finally:
-            chromium.close()
-    assert errors == []
-    assert requests == [url], "the page asked for something besides itself"
+    with opened(url, 1200) as visit:
+        page = visit.page
+        marks = page.locator("#pair-1 mark")
+        texts = [mark.inner_text() for mark in marks.all()]
+        boxes = [mark.bounding_box() for mark in marks.all()]
+        background = marks.first.evaluate("mark => getComputedStyle(mark).backgroundColor")
+        sides = [side.bounding_box() for side in page.locator("#pair-1 .side").all()[:2]]
+        heading = page.locator("#pair-1 h3").inner_text()
+        page.screenshot(path=str(OUTPUT / "similarity.png"), full_page=True)
+    assert visit.errors == []
+    assert visit.requests == [url], "the page asked for something besides itself"
     assert texts == ["(lengths - 1).clamp(min=0)"] * 2 + ["logits[:, :-1]", "tokens[:, 1:]"] * 2
     assert all(box and box["width"] > 0 and box["height"] > 0 for box in boxes), boxes
     assert background not in ("rgba(0, 0, 0, 0)", "transparent"), background
