@@ -574,7 +574,7 @@ def test_a_name_that_breaks_the_checkout_starts_no_workflow_command_and_stays_in
     assert len(commands) == 2 and all(line.startswith("::error title=grading failed for course/") for line in commands)
     assert "could not check out" in hostile_row(hostile_course, "badname")["error"]
     headings = [f"Gradebook · {TITLE}", "Students", "Full marks per item", "Grading failed: regrade or follow up"]
-    headings.append("What to re-teach: the misconceptions named most often")
+    headings += ["What to re-teach: the misconceptions named most often", "Items that tell you little"]
     summary = hostile_course["jobs"]["gradebook"].summary
     assert hostile.live(summary, [hostile.shown(BAD_NAME)], headings) == []
 

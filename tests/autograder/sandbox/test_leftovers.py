@@ -2,6 +2,7 @@
 
 import os
 import secrets
+import shutil
 import signal
 import subprocess
 import sys
@@ -29,6 +30,7 @@ LOST = (
     "    for number in signal.valid_signals() - {signal.SIGKILL, signal.SIGSTOP}:\n"
     "        try: signal.signal(number, signal.SIG_IGN)\n"
     "        except (OSError, ValueError): pass\n"
+    "    open(sys.argv[4], 'w').close()\n"  # ready: every signal it can ignore is ignored
     "    time.sleep(60)\n"
     "    os._exit(0)\n"
     "os._exit(0)\n"
@@ -41,14 +43,24 @@ def subreaper() -> None:
 
 
 def lose(mark: str, how: str, prefix: tuple[str, ...] = ()) -> int:
-    """Start a lost process (its command line holds `mark`); its pid once this process has adopted it."""
-    subprocess.run([*prefix, sys.executable, "-c", LOST, mark, str(ROOT), how], check=True, timeout=60)
-    [pid] = wait_for(lambda: processes_with(mark))
+    """Start a lost process (its command line holds `mark`); its pid once it ignores what it can."""
+    folder = Path(tempfile.mkdtemp(prefix="autograde-test-"))  # under /tmp, open to the worker's uid
+    folder.chmod(0o777)
+    ready = folder / "ready"
+    subprocess.run([*prefix, sys.executable, "-c", LOST, mark, str(ROOT), how, str(ready)], check=True, timeout=60)
+    wait_for(ready.exists, f"the lost process {mark} never said it was ready")
+    shutil.rmtree(folder)
+    [pid] = wait_for(lambda: processes_with(mark), f"no process with {mark}")
     return pid
 
 
-def wait_for(find):
+def wait_for(find, what: str):
+    """What `find` finds, once it finds something; a failure, not a hang, if it never does (a guard, not a
+    measure: two minutes is far beyond what a process start takes on the busiest machine)."""
+    deadline = time.monotonic() + 120
     while not (found := find()):
+        if time.monotonic() > deadline:
+            pytest.fail(what)
         time.sleep(0.01)
     return found
 
@@ -111,9 +123,12 @@ def test_a_killed_process_is_signalled_by_sigkill_whatever_it_ignores():
     assert processes_with(mark) == []
 
 
+# it returns once the last process has exec'd (its command line then holds the mark): the pipe's write end
+# closes on exec (Python's descriptors are close-on-exec), and the worker reads until every copy is closed
 LEAVE = (
     "import os, signal, sys, time\n"
     "def leave(mark):\n"
+    "    read, write = os.pipe()\n"
     "    if os.fork() == 0:\n"
     "        os.setsid()\n"
     "        if os.fork() == 0:\n"
@@ -122,7 +137,9 @@ LEAVE = (
     "                except (OSError, ValueError): pass\n"
     "            os.execv(sys.executable, [sys.executable, '-c', 'import time; time.sleep(60)', mark])\n"
     "        os._exit(0)\n"
+    "    os.close(write)\n"
     "    os.wait()\n"
+    "    os.read(read, 1)\n"
     "    return 1\n"
 )
 
