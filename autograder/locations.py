@@ -16,4 +16,5 @@ LOCK = PACKAGE / "requirements.lock"  # the grading environment, pinned with has
 SUITES = PACKAGE / "suites"  # the hidden pytest suites, with their own pytest.ini
 CHECKS = PACKAGE / "checks"  # the checks the suites call, with the catalogue and the variants
 RUNTIME = PACKAGE / "runtime"  # what the worker imports beside the student's code
+STANDINS = RUNTIME / "standins.py"  # TODOs 4 and 5's answers: sent with a stand-in call, never in the worker's copy
 TEMPLATES = PACKAGE / "release" / "templates"  # the files the releases ship

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from autograder.locations import CHECKS, EXERCISES, PUBLIC_TESTS, RUNTIME, SOLUTIONS, SUITES
+from autograder.locations import CHECKS, EXERCISES, PUBLIC_TESTS, RUNTIME, SOLUTIONS, STANDINS, SUITES
 from autograder.runtime.codec import Unsupported
 
 WINDOW = 24  # characters a quote shares with a secret line
@@ -38,14 +38,15 @@ def squeeze(text: str) -> str:
 
 
 def secret_files() -> list[Path]:
-    """The reference solutions and the hidden suites with their checks and variants."""
-    return sorted([*SOLUTIONS.glob("*.py"), *SUITES.glob("*.py"), *CHECKS.glob("*.py")])
+    """The reference solutions and the hidden suites with their checks and variants, and the stand-ins."""
+    return sorted([*SOLUTIONS.glob("*.py"), *SUITES.glob("*.py"), *CHECKS.glob("*.py"), STANDINS])
 
 
 def public_files() -> list[Path]:
     """What the worker or the student has anyway."""
     shipped = [*EXERCISES.glob("*.py"), *PUBLIC_TESTS.glob("*.py")]
-    return sorted([*shipped, *RUNTIME.glob("*.py"), CHECKS / "catalogue.py"])
+    runtime = [path for path in RUNTIME.glob("*.py") if path != STANDINS]  # the worker's copy of it
+    return sorted([*shipped, *runtime, CHECKS / "catalogue.py"])
 
 
 def _windows(line: str) -> Iterable[str]:

@@ -118,6 +118,16 @@ class _StandingIn:
         return getattr(self.student, name)
 
 
+def _with_standins(check: Callable[[object], None], student, names: tuple[str, ...]) -> None:
+    """`check` with the named functions standing in, in a worker of its own, ended after it: what the student's
+    code could keep of the stand-ins (their code arrives with these calls) dies with that worker."""
+    student.fresh()
+    try:
+        check(_StandingIn(student, names))
+    finally:
+        student.fresh()
+
+
 def _wrong_helpers(student) -> dict[str, str]:
     """The other TODOs' functions that fail their own item: name -> what their item says, first line."""
     wrong = {}
@@ -166,7 +176,7 @@ def _again(check: Callable[[object], None], student, wrong: dict[str, str], firs
     said = "\n".join(f"  {name.split('.')[1]} (TODO {HELPERS[name][1]}): {text}" for name, text in wrong.items())
     note = f"Graded again with a correct {names} in place of yours, which fails its own item:\n{said}"
     try:
-        check(_StandingIn(student, tuple(wrong)))
+        _with_standins(check, student, tuple(wrong))
     except CheckFailure as own:
         if type(first) is CheckFailure and str(own) == str(first):
             _name(named)

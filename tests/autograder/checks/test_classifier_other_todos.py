@@ -1,8 +1,8 @@
 """The classifier's forward items, graded by the worker, judge forward's own code: another TODO's mistake is its own.
 
 The student's masked_mean (TODO 5) returns float64 (a NumPy mask); their forward pools through it. The
-forward items are graded again with a correct masked_mean in its place (runtime/standins.py, in the worker)
-and keep what forward earns; masked_mean loses its own item. The threshold items grade the whole pipeline.
+forward items are graded again with a correct masked_mean in its place (runtime/standins.py, sent with those
+calls only, in a worker of their own) and keep what forward earns; masked_mean loses its own item. The threshold items grade the whole pipeline.
 """
 
 import pytest
@@ -54,3 +54,21 @@ def test_a_float64_masked_mean_costs_its_own_item_and_not_the_classifiers_forwar
     assert len(forward) == 3 and all(item.score == item.max_score for item in forward), [
         (item.name, item.feedback) for item in forward
     ]
+
+
+GATHER_FINAL_FROM_THE_GRADERS_STANDINS = """
+def gather_final(output, lengths):
+    from autograde_runtime import standins  # the grader's answer, were it in the worker's runtime
+
+    return standins.gather_final(output, lengths)
+"""
+
+
+@pytest.mark.slow
+def test_the_workers_runtime_holds_no_answer_that_a_students_function_could_call(tmp_path):
+    edits = {"padding": appended_to("padding", GATHER_FINAL_FROM_THE_GRADERS_STANDINS)}
+    result = grade(build_submission(tmp_path, edits=edits), ["gather_final"])
+    assert result.items and all(item.score == 0 for item in result.items), [
+        (item.name, item.score, item.feedback) for item in result.items
+    ]
+    assert any("standins" in item.feedback for item in result.items)
