@@ -1,8 +1,9 @@
 """The classifier's forward items, graded by the worker, judge forward's own code: another TODO's mistake is its own.
 
 The student's masked_mean (TODO 5) returns float64 (a NumPy mask); their forward pools through it. The
-forward items are graded again with a correct masked_mean in its place (runtime/standins.py, sent with those
-calls only, in a worker of their own) and keep what forward earns; masked_mean loses its own item. The threshold items grade the whole pipeline.
+forward items are graded again with a correct masked_mean in its place (runtime/standins.py, sent with
+those calls only, in a worker of their own) and keep what forward earns; masked_mean loses its own item.
+The threshold items grade the whole pipeline.
 """
 
 import pytest
