@@ -3,6 +3,7 @@
     python benchmarks/bench_grading.py             # all three, about half an hour on 2 cores
     python benchmarks/bench_grading.py --parts ab  # without nbgrader, about 10 minutes
     python benchmarks/bench_grading.py --parts d   # early stopping alone, about 3 minutes
+    python benchmarks/bench_grading.py --parts e   # issue 34: now against today's way, about 12 minutes
 
 (a) overhead: `autograde grade --reference` (worker process, pytest, reports) against the
     floor (`floor.py`: the same checks, threshold trainings included, run in one process).
@@ -16,8 +17,12 @@
 (d) early stopping (issue 34): the CPU (user + system of the grader, its worker and every process
     they waited for: getrusage of the children) of `autograde grade --reference` as graded, against
     the same grading with every threshold training run to its end (AUTOGRADE_FULL_TRAININGS=1 in the
-    grader's environment), alternated over ROUNDS runs each; every item's score must match. Issue 34's
-    target for this with the warm worker too: at most 0.5x.
+    grader's environment), alternated over ROUNDS runs each; every item's score must match.
+(e) issue 34 side by side: the grader as it is against "today's way", every training to its end and
+    every worker started cold (AUTOGRADE_FULL_TRAININGS=1 and AUTOGRADE_COLD_WORKER=1): the CPU of
+    `autograde grade --reference` (ROUNDS each, alternated; target at most 0.5x) and the throughput of
+    `grade-all` over the roster of (b) with its default jobs (target at least 1.6x); every item's score
+    must match both ways.
 """
 
 import argparse
@@ -36,6 +41,7 @@ from typing import NamedTuple
 from autograder import rubric
 from autograder.checks.thresholds import FULL_LENGTH
 from autograder.roster.grade_all import default_jobs, students
+from autograder.sandbox.worker import COLD_WORKER
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
@@ -114,25 +120,68 @@ def spent(command: list[str], env: dict[str, str] | None = None) -> Spent:
     return Spent(after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime, wall)
 
 
-def reference_grading(out: Path, full_length: bool) -> tuple[Spent, dict[str, float]]:
-    """One `autograde grade --reference`, early-stopped or full-length; its items' scores."""
-    env = {**os.environ, FULL_LENGTH: "1" if full_length else "0"}
+def todays_way(full_length: bool, cold: bool) -> dict[str, str]:
+    """The grader's environment: trainings to their end and workers started cold, or as the grader decides."""
+    return {**os.environ, FULL_LENGTH: "1" if full_length else "0", COLD_WORKER: "1" if cold else "0"}
+
+
+def reference_grading(out: Path, env: dict[str, str]) -> tuple[Spent, dict[str, float]]:
+    """One `autograde grade --reference` in `env`; its items' scores."""
     used = spent([sys.executable, "-m", "autograder.cli", "grade", "--reference", "--out", str(out)], env)
     tests = json.loads((out / "results.json").read_text())["tests"]
     return used, {test["name"]: float(test["score"]) for test in tests}
 
 
-def early_stopping(folder: Path) -> tuple[list[Spent], list[Spent], bool]:
-    """ROUNDS gradings each way, alternated; whether every item's score matched."""
-    early: list[Spent] = []
-    full: list[Spent] = []
+def side_by_side(folder: Path, cold: bool) -> tuple[list[Spent], list[Spent], bool]:
+    """ROUNDS gradings as graded and full-length (and cold, with `cold`), alternated; whether the scores matched."""
+    now: list[Spent] = []
+    then: list[Spent] = []
     scores = []
     for round_ in range(ROUNDS):
-        for full_length, runs in ((False, early), (True, full)):
-            used, items = reference_grading(folder / f"{round_}-{full_length}", full_length)
+        for before, runs in ((False, now), (True, then)):
+            used, items = reference_grading(folder / f"{round_}-{before}", todays_way(before, cold and before))
             runs.append(used)
             scores.append(items)
-    return early, full, all(items == scores[0] for items in scores)
+    return now, then, all(items == scores[0] for items in scores)
+
+
+def ratios(now: list[Spent], then: list[Spent]) -> tuple[str, float, float]:
+    """Each round's CPU both ways, and the CPU and wall ratios over all rounds."""
+    shown = ", ".join(f"{a.cpu:.1f}/{b.cpu:.1f}" for a, b in zip(now, then, strict=True))
+    cpu = sum(run.cpu for run in now) / sum(run.cpu for run in then)
+    return shown, cpu, sum(run.wall for run in now) / sum(run.wall for run in then)
+
+
+def roster_side_by_side(submissions: Path, folder: Path) -> tuple[Spent, Spent, bool]:
+    """grade-all over the roster as it grades and today's way (default jobs); whether every item scored alike."""
+    command = [sys.executable, "-m", "autograder.cli", "grade-all", str(submissions), "--force"]
+    jobs = ["--jobs", str(default_jobs())]
+    now = spent([*command, "--out", str(folder / "now"), *jobs], todays_way(False, False))
+    then = spent([*command, "--out", str(folder / "then"), *jobs], todays_way(True, True))
+    return now, then, grade_all_scores(folder / "now") == grade_all_scores(folder / "then")
+
+
+def reference_both_ways(part: str, label: str, cold: bool) -> bool:
+    """Print (d) or (e)'s reference gradings; whether every item scored alike."""
+    with tempfile.TemporaryDirectory(prefix=f"bench-{part}-") as folder:
+        now, then, same = side_by_side(Path(folder), cold)
+    shown, cpu, wall = ratios(now, then)
+    print(f"({part}) grade --reference CPU, {label}: {shown} s: {cpu:.2f}x (wall {wall:.2f}x)")
+    print(f"    every item's score the same both ways: {same}", flush=True)
+    return same
+
+
+def roster_both_ways() -> bool:
+    """Print (e)'s grade-all over the roster of (b) both ways; whether every item scored alike."""
+    with tempfile.TemporaryDirectory(prefix="bench-e-roster-") as folder:
+        submissions = roster(Path(folder) / "roster")
+        now, then, same = roster_side_by_side(submissions, Path(folder))
+    print(
+        f"(e) grade-all, 20 submissions, --jobs {default_jobs()}: now {now.wall:.1f} s ({now.cpu:.1f} s CPU), "
+        f"today's way {then.wall:.1f} s ({then.cpu:.1f} s CPU): throughput {then.wall / now.wall:.2f}x"
+    )
+    print(f"    every item's score the same both ways: {same}", flush=True)
+    return same
 
 
 # -- (c) ----------------------------------------------------------------------------------------
@@ -190,25 +239,19 @@ def differences(ours: Scores, theirs: Scores) -> list[str]:
 # -- the run ------------------------------------------------------------------------------------
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--parts", default="abcd", help="which measures to run (default: abcd)")
+    parser.add_argument("--parts", default="abcd", help="which measures to run, of abcde (default: abcd)")
     parts = parser.parse_args().parts
     cores = len(os.sched_getaffinity(0))
     print(f"{time.strftime('%Y-%m-%d')} · {platform.machine()}, {cores} cores, Python {platform.python_version()}")
     if "a" in parts:
         grading, floor = overhead()
         print(f"(a) one full grading of the reference {grading:.1f} s; floor {floor:.1f} s: {grading / floor:.2f}x")
-    if "d" in parts:
-        with tempfile.TemporaryDirectory(prefix="bench-early-") as folder:
-            early, full, same = early_stopping(Path(folder))
-        cpu, wall = (
-            (sum(run.cpu for run in early) / sum(run.cpu for run in full)),
-            (sum(run.wall for run in early) / sum(run.wall for run in full)),
-        )
-        shown = ", ".join(f"{a.cpu:.1f}/{b.cpu:.1f}" for a, b in zip(early, full, strict=True))
-        print(f"(d) grade --reference CPU, early-stopped/full-length: {shown} s: {cpu:.2f}x (wall {wall:.2f}x)")
-        print(f"    every item's score the same both ways: {same}", flush=True)
-        if not same:
-            return 1
+    if "d" in parts and not reference_both_ways("d", "early-stopped/full-length", cold=False):
+        return 1
+    if "e" in parts and not reference_both_ways("e", "now/today's way", cold=True):
+        return 1
+    if "e" in parts and not roster_both_ways():
+        return 1
     if not {"b", "c"} & set(parts):
         return 0
     with tempfile.TemporaryDirectory(prefix="bench-roster-") as folder:
