@@ -256,15 +256,28 @@ def reaches(settings: dict[str, Any], accuracies: list[float]) -> bool:
     return statistics.median(accuracies) >= settings["threshold"]
 
 
-def report(settings: dict[str, Any], accuracies: list[float]) -> str:
-    """What the accuracies say, against the threshold and the lesson's figure; the likely cause when short."""
-    median, shown = statistics.median(accuracies), ", ".join(f"{value:.3f}" for value in accuracies)
+def report(settings: dict[str, Any], accuracies: list[float | None]) -> str:
+    """What the accuracies say, against the threshold and the lesson's figure; the likely cause when short.
+    None: a seed not trained, the others had decided the median (the grader's seeds decided early)."""
+    known = [value for value in accuracies if value is not None]
+    median = statistics.median(known)
+    over = "" if len(known) == len(accuracies) else " over the seeds trained"
     text = (
         f"{settings['describe']}:\n"
-        f"  median accuracy {median:.3f} (seeds: {shown}); it needs {settings['threshold']:.2f}.\n"
+        f"  median accuracy {median:.3f}{over} (seeds: {listed(settings, accuracies)}); "
+        f"it needs {settings['threshold']:.2f}.\n"
         f"  The lesson's model reached {settings['lesson']}."
     )
-    return text if reaches(settings, accuracies) else f"{text}\n{_likely_cause(settings, median)}"
+    return text if reaches(settings, known) else f"{text}\n{_likely_cause(settings, median)}"
+
+
+def listed(settings: dict[str, Any], values: list[float | None]) -> str:
+    """Each seed's value, in the order of the recipe's seeds; a seed not trained says why."""
+    seeds = settings.get("seeds") or range(len(values))
+    return ", ".join(
+        f"seed {seed}: not needed, the median was decided" if value is None else f"{value:.3f}"
+        for seed, value in zip(seeds, values, strict=False)
+    )
 
 
 def _likely_cause(settings: dict[str, Any], reached: float) -> str:
