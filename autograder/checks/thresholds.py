@@ -32,7 +32,7 @@ from autograder.rubric import Recipe, Rubric, load
 from autograder.runtime import training
 from autograder.runtime.forget_gate import open_forget_gate
 from autograder.runtime.language_model import LanguageModel
-from autograder.runtime.training import DataSeeds, kind, listed, reaches, report, training_run
+from autograder.runtime.training import DataSeeds, kind, listed, not_needed, reaches, report, training_run
 from autograder.student import Raised
 from solutions import classifier, data
 
@@ -410,7 +410,8 @@ def not_learned(settings: dict[str, Any], label: str, values: list[float | None]
     return (
         f"{settings['describe']}:\n"
         f"  {_median(values):.3f} of the held-out rows are right {label} (seeds: {listed(settings, values)});\n"
-        f"  a model that has learned nothing there is near chance (at most {settings['chance_at_most']:.2f}).\n"
+        f"  a model that has learned nothing there is near chance (at most {settings['chance_at_most']:.2f})."
+        f"{not_needed(settings, values)}\n"
         "This item scores 0: the accuracy does not come from what the recurrent layer learned. The classes\n"
         "must be computed from the recurrent layer's state (Day 3), never from a rule written by hand, and the\n"
         "same way in training and in evaluation mode."
