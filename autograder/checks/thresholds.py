@@ -12,8 +12,8 @@ accuracy is computed by the grader, from parameters, on held-out rows whose labe
 - The pattern model is the grader's own: the grader trains it here, step by step, with the gradients of
   the student's next_token_loss computed in the worker at the parameters it sends, and measures it here.
 Each item is decided on the medians over the rubric's seeds; every number comes from rubric.toml. A seed
-whose training the seeds already trained make needless (their medians decide the verdict: checks/medians.py)
-is not trained, or its training is stopped; its Measure is NOT_NEEDED.
+the seeds already trained make needless (they decide every median of the verdict: checks/medians.py) is not
+trained; its Measure is NOT_NEEDED.
 """
 
 import copy
@@ -70,7 +70,7 @@ class Measure:
         return self.trained is not None
 
 
-NOT_NEEDED = Measure(None, epochs=0)  # a seed left untrained (or stopped): the others had decided the verdict
+NOT_NEEDED = Measure(None, epochs=0)  # a seed left untrained: the others had decided the verdict
 
 
 def recipe_in(rubric: Rubric | None, function: str, aspect: str) -> Recipe:
