@@ -6,12 +6,13 @@ grading uses (in process: all of it is the grader's own code). A threshold holds
 the reference's minimum is above it and every mistake's maximum below it. Each run is
 also measured before training and with its recurrent layer reset to its initial weights:
 where the recipe has `chance_at_most`, the reference's maximum of both must stay at or under it.
-All of these runs stop as gradings stop them (the recipe's stop rule, checks/thresholds.py `Stop`).
+All of these runs stop as gradings stop them (the recipe's stop rule, checks/thresholds.py `Stop`), every
+calibration seed trained (the spread over them is the point).
 
 The stop rule is proved, too: every student that bears on a threshold item (the reference, the known
 mistakes, every variant of checks/variants.py and each file of the submission corpus, tests/corpus/)
-is decided on the rubric's seeds with early-stopped and with full-length trainings, and no item's
-verdict may differ between the two.
+is decided on the rubric's seeds as a grading decides it (early-stopped, the seeds the others made needless
+left untrained) and with full-length trainings of every seed, and no item's verdict may differ between the two.
 """
 
 import re
@@ -129,13 +130,13 @@ def calibrate(
 def _calibration(recipe: Recipe, count: int, progress: Callable[[str], None]) -> Calibration:
     progress(f"{recipe.name}: reference over {count} seeds")
     started = time.monotonic()
-    found = {"reference": measures(REFERENCE[recipe.task], recipe, list(range(count)), full_length=False)}
+    found = {"reference": measures(REFERENCE[recipe.task], recipe, list(range(count)), False, every_seed=True)}
     seconds = (time.monotonic() - started) / count
     for label, student in MISTAKES[recipe.task].items():
         if label.startswith("C2") and "max_length" not in recipe.settings:
             continue  # without padding the state after the padding is the right one
         progress(f"{recipe.name}: {label}")
-        found[label] = measures(student, recipe, list(range(count)), full_length=False)
+        found[label] = measures(student, recipe, list(range(count)), False, every_seed=True)
     learned = {label: [m.learned for m in runs] for label, runs in found.items()}
     reference = learned.pop("reference")
     before, reset = _part(found, "before"), _part(found, "reset")
@@ -186,8 +187,9 @@ HEADER = re.compile(r"#\s*module:\s*(\w+)\s+functions?:\s*([\w,]+)")
 
 @dataclass(frozen=True)
 class Verdicts:
-    """One student's verdict on one item, with early-stopped and with full-length trainings (no measures:
-    its code raised or answered wrongly, which fails the item as the grading fails it)."""
+    """One student's verdict on one item, as a grading decides it (early-stopped, seeds decided early) and
+    with full-length trainings of every seed (no measures: its code raised or answered wrongly, which fails
+    the item as the grading fails it)."""
 
     item: str
     student: str
@@ -195,7 +197,7 @@ class Verdicts:
     full: list[Measure]
     early_passes: bool
     full_passes: bool
-    same_run: bool = False  # no seed stopped early: the full-length run is that very run, not run twice
+    same_run: bool = False  # every seed trained to its last epoch: the full-length run is that very run
 
     @property
     def differs(self) -> bool:
@@ -248,28 +250,41 @@ def compare(
 
 def _verdicts(recipe: Recipe, label: str, student: InProcess) -> Verdicts:
     early, early_passes = _decided(student, recipe, full_length=False)
-    if early and all(m.epochs == recipe.settings["epochs"] for m in early):
+    last = recipe.settings["epochs"]
+    if early and all(m.epochs == last for m in early):
         return Verdicts(recipe.name, label, early, early, early_passes, early_passes, same_run=True)
-    full, full_passes = _decided(student, recipe, full_length=True)
+    # A seed that trained to its last epoch is its full-length run (a resumed training is exactly the
+    # uninterrupted one, and each seed's training is its own): only the others are trained full-length.
+    again = [seed for seed, m in zip(recipe.seeds, early, strict=True) if m.epochs != last] if early else None
+    full, full_passes = _decided(student, recipe, full_length=True, seeds=again)
+    if early and full:
+        trained = dict(zip(again, full, strict=True))
+        full = [trained.get(seed, m) for seed, m in zip(recipe.seeds, early, strict=True)]
+        full_passes = shortfall(recipe.settings, full) is None
     return Verdicts(recipe.name, label, early, full, early_passes, full_passes)
 
 
-def _decided(student: InProcess, recipe: Recipe, full_length: bool) -> tuple[list[Measure], bool]:
-    """The seeds' measures and whether the item passes; no measures when the student's code fails the item."""
+def _decided(
+    student: InProcess, recipe: Recipe, full_length: bool, seeds: list[int] | None = None
+) -> tuple[list[Measure], bool]:
+    """The seeds' measures (the rubric's seeds when None) and whether the item passes on them; no measures
+    when the student's code fails the item."""
     try:
-        found = measures(student, recipe, full_length=full_length)
+        found = measures(student, recipe, seeds, full_length=full_length)
     except (StudentError, CheckFailure):
         return [], False
     return found, shortfall(recipe.settings, found) is None
 
 
 def verdict_table(rows: list[Verdicts]) -> str:
-    """Each item and student: the verdicts, the medians and the epochs each early-stopped seed trained."""
+    """Each item and student: the verdicts, the medians and the epochs each early-stopped seed trained
+    ("-": not needed, the others decided the verdict)."""
     header = f"{'item':<42} {'student':<44} {'early':>5} {'full':>5} {'median':>13}  epochs"
     lines = [header, "-" * len(header)]
     for row in rows:
         medians = f"{_median_learned(row.early)}/{_median_learned(row.full)}"
-        epochs = ",".join(str(m.epochs) for m in row.early) + (" (no early stop: one run)" if row.same_run else "")
+        epochs = ",".join(str(m.epochs) if m.needed else "-" for m in row.early)
+        epochs += " (no early stop: one run)" if row.same_run else ""
         lines.append(
             f"{row.item:<42} {row.student[:44]:<44} {_shown(row.early_passes):>5} {_shown(row.full_passes):>5} "
             f"{medians:>13}  {epochs}" + ("   << verdict differs" if row.differs else "")
@@ -283,8 +298,14 @@ def epochs_saved(rows: list[Verdicts]) -> float:
     return early / max(1, sum(m.epochs or 0 for row in rows for m in row.full))
 
 
+def seeds_not_needed(rows: list[Verdicts]) -> tuple[int, int]:
+    """How many seed trainings the grading's rule left out (seeds decided early), of how many seeds in all."""
+    return sum(not m.needed for row in rows for m in row.early), sum(len(row.early) for row in rows)
+
+
 def _median_learned(found: list[Measure]) -> str:
-    return f"{statistics.median(m.learned for m in found):.3f}" if found else "-"
+    known = [m.learned for m in found if m.learned is not None]
+    return f"{statistics.median(known):.3f}" if known else "-"
 
 
 def _shown(passes: bool) -> str:

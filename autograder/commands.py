@@ -143,8 +143,9 @@ def grade_reference(
 
 
 def calibrate_command(seeds: int | None) -> int:
-    """Print the calibration table and the verdicts of early-stopped against full-length trainings; exit 1
-    when a threshold no longer separates right from wrong or an item's verdict differs between the two."""
+    """Print the calibration table and the verdicts of the grading's rule (early-stopped trainings, seeds decided
+    early) against full-length trainings of every seed; exit 1 when a threshold no longer separates right
+    from wrong or an item's verdict differs between the two."""
     from autograder import calibrate
 
     rows = calibrate.calibrate(
@@ -158,7 +159,11 @@ def calibrate_command(seeds: int | None) -> int:
     print(calibrate.verdict_table(verdicts))
     differ = [f"{row.item}: {row.student}" for row in verdicts if row.differs]
     share = calibrate.epochs_saved(verdicts)
-    print(f"\nearly stopping trained {share:.0%} of the full-length epochs; verdicts that differ: {len(differ)}")
+    left, seeds = calibrate.seeds_not_needed(verdicts)
+    print(
+        f"\nearly stopping trained {share:.0%} of the full-length epochs; seeds not needed: {left} of {seeds}; "
+        f"verdicts that differ: {len(differ)}"
+    )
     print("".join(f"  differs: {line}\n" for line in differ), end="")
     return EXIT_OK if all(row.holds for row in rows) and not differ else EXIT_BELOW
 

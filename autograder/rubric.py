@@ -284,6 +284,8 @@ def _recipe(function: str, aspect: str, table: dict[str, Any], items: tuple[Item
     seeds = table["seeds"]
     if not isinstance(seeds, list) or not seeds or not all(type(seed) is int for seed in seeds):
         raise RubricError(f"{where}.seeds must be a list of integers, not {seeds!r}")
+    if not isinstance(table.get("seeds_decided_early", True), bool):
+        raise RubricError(f"{where}.seeds_decided_early must be true or false, not {table['seeds_decided_early']!r}")
     return Recipe(
         function,
         aspect,

@@ -11,7 +11,9 @@ accuracy is computed by the grader, from parameters, on held-out rows whose labe
   layer learned earns nothing.
 - The pattern model is the grader's own: the grader trains it here, step by step, with the gradients of
   the student's next_token_loss computed in the worker at the parameters it sends, and measures it here.
-Each item is decided on the medians over the rubric's seeds; every number comes from rubric.toml.
+Each item is decided on the medians over the rubric's seeds; every number comes from rubric.toml. A seed
+the seeds already trained make needless (they decide every median of the verdict: checks/medians.py) is not
+trained; its Measure is NOT_NEEDED.
 """
 
 import copy
@@ -19,18 +21,18 @@ import os
 import statistics
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, NamedTuple
 
 import torch
 from torch import nn
 
-from autograder.checks import findings
+from autograder.checks import findings, medians
 from autograder.checks.compare import expect_tensor, fail
 from autograder.rubric import Recipe, Rubric, load
 from autograder.runtime import training
 from autograder.runtime.forget_gate import open_forget_gate
 from autograder.runtime.language_model import LanguageModel
-from autograder.runtime.training import DataSeeds, kind, reaches, report, training_run
+from autograder.runtime.training import DataSeeds, kind, listed, not_needed, reaches, report, training_run
 from autograder.student import Raised
 from solutions import classifier, data
 
@@ -49,16 +51,26 @@ BEFORE, RESET = "before any training", "with its recurrent layer reset to its in
 class Measure:
     """One seed's accuracies on the held-out rows, each computed by the grader from parameters."""
 
-    trained: float  # the trained parameters, read by the student's forward (the pattern model: the grader's)
+    trained: float | None  # the trained parameters, read by the student's forward (the pattern model: the
+    # grader's); None: the seed was not needed, the seeds trained decided every median (epochs 0)
     reference: float | None = None  # the same parameters read by the reference's forward (the classifier)
     before: float | None = None  # the initial parameters
     reset: float | None = None  # the trained parameters with the recurrent layer's back at their initial values
     epochs: int | None = None  # the epochs trained: the first that cleared the stop rule, or the recipe's last
 
     @property
-    def learned(self) -> float:
+    def learned(self) -> float | None:
         """What the item counts: the lower of the two forwards, so that no code of the student's decides alone."""
-        return self.trained if self.reference is None else min(self.trained, self.reference)
+        if self.trained is None or self.reference is None:
+            return self.trained
+        return min(self.trained, self.reference)
+
+    @property
+    def needed(self) -> bool:
+        return self.trained is not None
+
+
+NOT_NEEDED = Measure(None, epochs=0)  # a seed left untrained: the others had decided the verdict
 
 
 def recipe_in(rubric: Rubric | None, function: str, aspect: str) -> Recipe:
@@ -71,14 +83,21 @@ def recipe_in(rubric: Rubric | None, function: str, aspect: str) -> Recipe:
 
 
 def measures(
-    student, recipe: Recipe, seeds: list[int] | tuple[int, ...] | None = None, full_length: bool | None = None
+    student,
+    recipe: Recipe,
+    seeds: list[int] | tuple[int, ...] | None = None,
+    full_length: bool | None = None,
+    every_seed: bool = False,
 ) -> list[Measure]:
     """Each seed's measure (the rubric's seeds when None), its training stopped by the recipe's stop rule
-    (full-length with `full_length`; when None, as the grader's environment says: `full_length_asked`)."""
+    (full-length with `full_length`; when None, as the grader's environment says: `full_length_asked`), in
+    the order of `seeds`; NOT_NEEDED for a seed the others made needless, unless `every_seed` (or full-length)
+    asks for every one (the calibration's spread over its seeds)."""
     seeds = list(recipe.seeds if seeds is None else seeds)
     stop = Stop.of(recipe.settings, full_length_asked() if full_length is None else full_length)
+    stop = replace(stop, decides_early=stop.decides_early and not every_seed)
     if recipe.task == "pattern":
-        return [pattern_measure(student, recipe, seed, stop) for seed in seeds]
+        return pattern_measures(student, recipe, seeds, stop)
     return classifier_measures(student, recipe, seeds, stop)
 
 
@@ -96,18 +115,27 @@ def full_length_asked() -> bool:
 class Stop:
     """The stop rule: a seed's training stops at the end of the first epoch, among those the recipe allows
     checking (every `check_every`), at which the grader's own accuracy on its held-out rows reaches
-    `threshold + stop_margin`; otherwise at the recipe's last epoch."""
+    `threshold + stop_margin`; otherwise at the recipe's last epoch. With `decides_early` (the recipe's
+    `seeds_decided_early`, on unless false; off for full-length trainings) a seed is trained only while the
+    seeds trained so far leave the verdict undecided (checks/medians.py)."""
 
     epochs: int  # the recipe's last epoch
     every: int  # epochs between two checks
     level: float | None  # the accuracy that stops a training (None: it never stops early)
+    decides_early: bool = False  # seeds the others made needless are not trained
 
     @classmethod
     def of(cls, settings: dict[str, Any], full_length: bool = False) -> "Stop":
-        epochs = int(settings["epochs"])
+        epochs, early = int(settings["epochs"]), not full_length and settings.get("seeds_decided_early", True)
         if full_length or "stop_margin" not in settings:
-            return cls(epochs, epochs, None)
-        return cls(epochs, int(settings.get("check_every", 1)), settings["threshold"] + settings["stop_margin"])
+            return cls(epochs, epochs, None, early)
+        level = settings["threshold"] + settings["stop_margin"]
+        return cls(epochs, int(settings.get("check_every", 1)), level, early)
+
+    def measured(self, epoch: int) -> bool:
+        """Whether the grader measures the accuracy after `epoch`: to stop there, or to know which side of
+        the threshold a seed's last epoch ended on (seeds decided early)."""
+        return self.checked(epoch) and (self.level is not None or self.decides_early)
 
     def checked(self, epoch: int) -> bool:
         """Whether the accuracy is measured after `epoch` (counted from 1)."""
@@ -168,35 +196,67 @@ def with_reset_recurrence(trained: dict[str, torch.Tensor], initial: dict[str, t
 
 
 def classifier_measures(student, recipe: Recipe, seeds: list[int], stop: Stop | None = None) -> list[Measure]:
-    """Train every seed in the worker until the stop rule ends it, then measure every seed in a fresh one
-    (and here)."""
+    """Train the seeds in the worker until the stop rule ends each (only those the verdict needs, with
+    `stop.decides_early`), then measure them in a fresh one (and here). When the seeds measured leave a
+    median of the verdict undecided, the rest are trained and measured after all (a second phase): an item
+    is never decided on fewer values than it needs."""
+    stop = stop or Stop.of(recipe.settings)
     runs = {seed: training_run(data, recipe.settings, seed, GRADER_SEEDS[kind(recipe.settings)]) for seed in seeds}
-    stopped = stopped_trainings(student, recipe, runs, stop or Stop.of(recipe.settings))
+    found = _trained_and_measured(student, recipe, runs, stop)
+    rest = {seed: run for seed, run in runs.items() if seed not in found}
+    if rest and not medians.verdict_decided(recipe.settings, list(found.values()), len(seeds)):
+        found |= _trained_and_measured(student, recipe, rest, replace(stop, decides_early=False))
+    return [found.get(seed, NOT_NEEDED) for seed in seeds]
+
+
+def _trained_and_measured(student, recipe: Recipe, runs: dict[int, training.Run], stop: Stop) -> dict[int, Measure]:
+    stopped = stopped_trainings(student, recipe, runs, stop)
     student.fresh()  # nothing the training process left behind answers for the measures
-    found = [_classifier_measure(student, recipe, seed, runs[seed], stopped[seed][0]) for seed in seeds]
-    return [replace(measure, epochs=stopped[seed][1]) for seed, measure in zip(seeds, found, strict=True)]
+    return {
+        seed: replace(_classifier_measure(student, recipe, seed, run, stopped[seed].state), epochs=stopped[seed].epochs)
+        for seed, run in runs.items()
+        if seed in stopped
+    }
 
 
-def stopped_trainings(
-    student, recipe: Recipe, runs: dict[int, training.Run], stop: Stop
-) -> dict[int, tuple[dict[str, torch.Tensor], int]]:
-    """Each seed's parameters where its training stopped, and the epochs it trained. The seeds go on together,
-    one call per check: the worker returns parameters, the grader measures them with its own forward on its
-    own rows (the labels never leave it) and asks again only for the seeds that must go on."""
-    seeds, epoch, done = list(runs), 0, {}
-    starts: list | None = [runs[seed].args[:4] for seed in seeds]
-    while len(done) < len(seeds):
-        going = [seed for seed in seeds if seed not in done]
-        count = stop.next_check(epoch)
+class Stopped(NamedTuple):
+    """A seed's training where it stopped."""
+
+    state: dict[str, torch.Tensor]  # its parameters
+    epochs: int  # the epochs it trained
+    ours: float | None  # the grader's accuracy after its last epoch (None: not measured there)
+
+
+def stopped_trainings(student, recipe: Recipe, runs: dict[int, training.Run], stop: Stop) -> dict[int, Stopped]:
+    """Each seed's training where it stopped. The seeds go on together, one call per check: the worker returns
+    parameters, the grader measures them with its own forward on its own rows (the labels never leave it) and
+    asks again only for the seeds that must go on. With `stop.decides_early` only as many train at once as
+    could still decide the learned median (two of three, the third when they end on both sides of the
+    threshold); a seed the others made needless is not in the answer."""
+    seeds, done, epochs = list(runs), {}, dict.fromkeys(runs, 0)
+    starts: list | None = [runs[seed].args[:4] for seed in seeds]  # each seed's training, started when first asked
+    while going := _going(seeds, done, stop, recipe.threshold):
+        count = min(stop.next_check(epochs[seed]) for seed in going)
         timeout = recipe.timeout * max(1.0, len(going) * count / stop.epochs)  # a whole run's worth at least
-        which = None if starts else [seeds.index(seed) for seed in going]
+        which = [seeds.index(seed) for seed in going]
         returned = student.run("harness.train_epochs", count, starts, which, timeout=timeout).value
-        starts, epoch = None, epoch + count
+        starts = None
         for seed, state in zip(going, _states(returned, len(going)), strict=True):
+            epochs[seed] += count
             trained = loaded(initial_classifier(recipe.settings, seed), state).state_dict()
-            if stop.stops(epoch, _ours(recipe, seed, runs[seed], trained) if stop.level is not None else None):
-                done[seed] = (trained, epoch)
+            ours = _ours(recipe, seed, runs[seed], trained) if stop.measured(epochs[seed]) else None
+            if stop.stops(epochs[seed], ours):
+                done[seed] = Stopped(trained, epochs[seed], ours)
     return done
+
+
+def _going(seeds: list[int], done: dict[int, Stopped], stop: Stop, threshold: float) -> list[int]:
+    """The seeds to train on: every one not done, or (seeds decided early) as many as could still decide."""
+    left = [seed for seed in seeds if seed not in done]
+    if not stop.decides_early:
+        return left
+    cleared = sum(1 for seed in done.values() if seed.ours is not None and seed.ours >= threshold)
+    return left[: medians.still_training(cleared, len(done) - cleared, len(seeds))]
 
 
 def _states(returned: Any, count: int) -> list[Any]:
@@ -283,6 +343,17 @@ def pattern_accuracy(model: LanguageModel, inputs: torch.Tensor, labels: torch.T
     return float((logits.argmax(dim=-1) == labels).float().mean())
 
 
+def pattern_measures(student, recipe: Recipe, seeds: list[int], stop: Stop) -> list[Measure]:
+    """Each seed's measure, one seed after the other; with `stop.decides_early`, none once the seeds measured
+    decide every median of the verdict."""
+    found: dict[int, Measure] = {}
+    for seed in seeds:
+        if stop.decides_early and medians.verdict_decided(recipe.settings, list(found.values()), len(seeds)):
+            break
+        found[seed] = pattern_measure(student, recipe, seed, stop)
+    return [found.get(seed, NOT_NEEDED) for seed in seeds]
+
+
 def pattern_measure(student, recipe: Recipe, seed: int, stop: Stop | None = None) -> Measure:
     run = training_run(data, recipe.settings, seed, GRADER_SEEDS["pattern"])
     settings, tokens, inputs = run.args
@@ -299,8 +370,14 @@ def pattern_measure(student, recipe: Recipe, seed: int, stop: Stop | None = None
 
 
 # -- the verdict -----------------------------------------------------------------------------------------
+def _known(values: list[float | None]) -> list[float]:
+    return [value for value in values if value is not None]
+
+
 def _median(values: list[float | None]) -> float | None:
-    known = [value for value in values if value is not None]
+    """The median of the seeds trained: where seeds were not needed, on the same side of every bound as the
+    median over all of them (the seeds trained decided it: checks/medians.py)."""
+    known = _known(values)
     return statistics.median(known) if known else None
 
 
@@ -309,14 +386,15 @@ def shortfall(settings: dict[str, Any], found: list[Measure]) -> str | None:
 
     With `chance_at_most` in the recipe, the model must be near chance before training and with its
     recurrent layer reset (medians over the seeds); then the median of what it learned must reach the threshold.
+    A seed not needed (NOT_NEEDED) counts in none of them: the others decided each.
     """
     chance = settings.get("chance_at_most")
     for label, values in ((BEFORE, [m.before for m in found]), (RESET, [m.reset for m in found])):
         median = _median(values)
         if chance is not None and median is not None and median > chance:
-            return not_learned(settings, label, [value for value in values if value is not None])
+            return not_learned(settings, label, values)
     learned = [m.learned for m in found]
-    if reaches(settings, learned):
+    if reaches(settings, _known(learned)):
         return None
     text = report(settings, learned)
     own, ours = _median([m.trained for m in found]), _median([m.reference for m in found])
@@ -328,12 +406,12 @@ def shortfall(settings: dict[str, Any], found: list[Measure]) -> str | None:
     return text
 
 
-def not_learned(settings: dict[str, Any], label: str, values: list[float]) -> str:
-    shown = ", ".join(f"{value:.3f}" for value in values)
+def not_learned(settings: dict[str, Any], label: str, values: list[float | None]) -> str:
     return (
         f"{settings['describe']}:\n"
-        f"  {statistics.median(values):.3f} of the held-out rows are right {label} (seeds: {shown});\n"
-        f"  a model that has learned nothing there is near chance (at most {settings['chance_at_most']:.2f}).\n"
+        f"  {_median(values):.3f} of the held-out rows are right {label} (seeds: {listed(settings, values)});\n"
+        f"  a model that has learned nothing there is near chance (at most {settings['chance_at_most']:.2f})."
+        f"{not_needed(settings, values)}\n"
         "This item scores 0: the accuracy does not come from what the recurrent layer learned. The classes\n"
         "must be computed from the recurrent layer's state (Day 3), never from a rule written by hand, and the\n"
         "same way in training and in evaluation mode."
@@ -341,17 +419,24 @@ def not_learned(settings: dict[str, Any], label: str, values: list[float]) -> st
 
 
 def _record(recipe: Recipe, found: list[Measure]) -> None:
-    learned = [m.learned for m in found]
+    """The item's measures in results.json: per seed (in the order of `seeds`) its accuracies and epochs;
+    a seed not needed has null accuracies and 0 epochs, and is listed in `seeds_not_needed`; `accuracy` is
+    the median over the seeds trained."""
     findings.measure(
-        accuracy=round(statistics.median(learned), 4),
+        accuracy=round(_median([m.learned for m in found]), 4),
         threshold=recipe.threshold,
         seeds=list(recipe.seeds),
-        seed_accuracies=[round(value, 4) for value in learned],
-        before_training=[None if m.before is None else round(m.before, 4) for m in found],
-        recurrent_reset=[None if m.reset is None else round(m.reset, 4) for m in found],
+        seed_accuracies=[_rounded(m.learned) for m in found],
+        before_training=[_rounded(m.before) for m in found],
+        recurrent_reset=[_rounded(m.reset) for m in found],
         seed_epochs=[m.epochs for m in found],
         epochs=recipe.settings["epochs"],
+        seeds_not_needed=[seed for seed, m in zip(recipe.seeds, found, strict=True) if not m.needed],
     )
+
+
+def _rounded(value: float | None) -> float | None:
+    return None if value is None else round(value, 4)
 
 
 def _verdict(recipe: Recipe, student) -> None:

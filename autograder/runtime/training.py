@@ -256,15 +256,39 @@ def reaches(settings: dict[str, Any], accuracies: list[float]) -> bool:
     return statistics.median(accuracies) >= settings["threshold"]
 
 
-def report(settings: dict[str, Any], accuracies: list[float]) -> str:
-    """What the accuracies say, against the threshold and the lesson's figure; the likely cause when short."""
-    median, shown = statistics.median(accuracies), ", ".join(f"{value:.3f}" for value in accuracies)
+def report(settings: dict[str, Any], accuracies: list[float | None]) -> str:
+    """What the accuracies say, against the threshold and the lesson's figure; the likely cause when short.
+    None: a seed not trained, the others had decided the median (the grader's seeds decided early)."""
+    known = [value for value in accuracies if value is not None]
+    median = statistics.median(known)
     text = (
         f"{settings['describe']}:\n"
-        f"  median accuracy {median:.3f} (seeds: {shown}); it needs {settings['threshold']:.2f}.\n"
+        f"  median accuracy {median:.3f} (seeds: {listed(settings, accuracies)}); it needs {settings['threshold']:.2f}."
+        f"{not_needed(settings, accuracies)}\n"
         f"  The lesson's model reached {settings['lesson']}."
     )
-    return text if reaches(settings, accuracies) else f"{text}\n{_likely_cause(settings, median)}"
+    return text if reaches(settings, known) else f"{text}\n{_likely_cause(settings, median)}"
+
+
+def _seeds(settings: dict[str, Any], values: list[float | None]) -> list[Any]:
+    return list(settings.get("seeds") or range(len(values)))
+
+
+def listed(settings: dict[str, Any], values: list[float | None]) -> str:
+    """Each seed's value, in the order of the recipe's seeds; "seed N: not needed" for a seed not trained."""
+    return ", ".join(
+        f"seed {seed}: not needed" if value is None else f"{value:.3f}"
+        for seed, value in zip(_seeds(settings, values), values, strict=False)
+    )
+
+
+def not_needed(settings: dict[str, Any], values: list[float | None]) -> str:
+    """A line saying why some seeds were not trained (nothing when every seed was)."""
+    seeds = [str(seed) for seed, value in zip(_seeds(settings, values), values, strict=False) if value is None]
+    if not seeds:
+        return ""
+    which = f"Seed {seeds[0]} was" if len(seeds) == 1 else f"Seeds {', '.join(seeds)} were"
+    return f"\n  {which} not needed: the seeds trained decided the median (the median shown is theirs)."
 
 
 def _likely_cause(settings: dict[str, Any], reached: float) -> str:

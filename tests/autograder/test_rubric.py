@@ -162,6 +162,11 @@ TYPOS = [
         r"thresholds.next_token_loss.trains_the_pattern_model.threshold must be an",
     ),
     ("lesson = 0.996", "lesson = 99.6", r"thresholds.SequenceClassifier.learns_the_task.lesson must be an accuracy"),
+    (
+        "seeds_decided_early = true",
+        'seeds_decided_early = "yes"',
+        r"thresholds.SequenceClassifier.learns_the_task.seeds_decided_early must be true or false, not 'yes'",
+    ),
     ("output = 5\n", "output = 50\n", r"the points add up to \d+, not total = \d+: an item's points or the total"),
     ("total = 100 ", "total = 90 ", r"the points add up to \d+, not total = 90"),
     ("total = 100 ", "total = 0 ", r"total must be a number above 0, not 0"),

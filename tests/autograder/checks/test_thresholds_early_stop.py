@@ -121,7 +121,7 @@ def test_it_stops_each_seed_at_its_first_epoch_at_the_level_with_the_parameters_
     level = statistics_middle(ours)
     stop = replace(Stop.of(recipe.settings), level=level)
     stopped = thresholds.stopped_trainings(student, recipe, runs, stop)
-    for seed, (state, epoch) in stopped.items():
+    for seed, (state, epoch, _) in stopped.items():
         assert epoch == _stopped_at(stop, ours[seed])
         assert all(torch.equal(state[name], every[seed][epoch - 1][name]) for name in state), "resumed exactly"
 
@@ -199,16 +199,22 @@ def test_it_fails_the_calibration_when_an_items_verdict_differs_from_full_length
 def test_it_writes_each_seeds_epochs_beside_its_accuracy_in_results_json(reference_result):
     from autograder.grading import writers
 
-    graded, stopped_early = rubric.load(), 0
+    graded, stopped_early, not_needed = rubric.load(), 0, 0
     for test in writers.gradescope(reference_result)["tests"]:
         function, aspect = test["name"].split(": ")
         recipe = graded.recipe(function, aspect.replace(" ", "_"))
         if recipe is not None:
             extra = test["extra_data"]
             assert len(extra["seed_epochs"]) == len(extra["seed_accuracies"]) == len(recipe.seeds)
-            assert all(1 <= epochs <= extra["epochs"] == recipe.settings["epochs"] for epochs in extra["seed_epochs"])
-            stopped_early += sum(epochs < extra["epochs"] for epochs in extra["seed_epochs"])
+            pairs = list(zip(recipe.seeds, extra["seed_epochs"], extra["seed_accuracies"], strict=True))
+            assert extra["seeds_not_needed"] == [seed for seed, epochs, accuracy in pairs if accuracy is None]
+            assert all((epochs == 0) == (accuracy is None) for _, epochs, accuracy in pairs), "not needed: not trained"
+            trained = [epochs for epochs in extra["seed_epochs"] if epochs]
+            assert all(1 <= epochs <= extra["epochs"] == recipe.settings["epochs"] for epochs in trained)
+            stopped_early += sum(epochs < extra["epochs"] for epochs in trained)
+            not_needed += len(extra["seeds_not_needed"])
     assert stopped_early, "the reference clears some item's stop level before the recipe's last epoch"
+    assert not_needed, "two of the reference's seeds clear some item's level: its third seed is not needed"
 
 
 def test_it_counts_a_student_whose_code_raises_as_failing_both_ways(monkeypatch):
@@ -220,6 +226,24 @@ def test_it_counts_a_student_whose_code_raises_as_failing_both_ways(monkeypatch)
     monkeypatch.setattr(calibrate, "measures", raising)
     row = calibrate._verdicts(CLASSIFIER, "raises", calibrate.REFERENCE["classifier"])
     assert (row.early, row.early_passes, row.full_passes, row.differs) == ([], False, False, False)
+
+
+def test_it_trains_full_length_only_the_seeds_that_stopped_early_or_were_not_needed(monkeypatch):
+    asked = []
+    last = CLASSIFIER.settings["epochs"]
+
+    def measures(student, recipe, seeds=None, full_length=None):
+        asked.append((seeds, full_length))
+        if not full_length:  # seed 0 ran to its end short of the threshold, seed 1 stopped early, seed 2 not needed
+            return [Measure(0.0, 0.0, 0.5, 0.5, last), Measure(1.0, 1.0, 0.5, 0.5, 1), thresholds.NOT_NEEDED]
+        return [Measure(0.0, 0.0, 0.5, 0.5, last) for _ in seeds]
+
+    monkeypatch.setattr(calibrate, "measures", measures)
+    row = calibrate._verdicts(replace(CLASSIFIER, seeds=(0, 1, 2)), "stops early", calibrate.REFERENCE["classifier"])
+    assert asked == [(None, False), ([1, 2], True)], "seed 0's run is its full-length run"
+    assert [m.learned for m in row.full] == [0.0, 0.0, 0.0] and not row.early_passes and not row.full_passes
+    assert calibrate.seeds_not_needed([row]) == (1, 3)
+    assert calibrate.verdict_table([row]).endswith(f"{last},1,-"), "a seed not needed trained no epoch"
 
 
 def test_it_trains_once_a_student_whose_seeds_all_ran_to_the_last_epoch(monkeypatch):
