@@ -146,6 +146,15 @@ MISTAKES = [
         "Your step changes the caller's tensors in place (c.mul_(f), c *= f, c[...] = ...): the state it was "
         "given is no longer what the caller passed. Build new tensors: c_new = f * c + i * g",
         'Day 2, "What LSTM changed"',
+        forms={
+            "inputs": Form(
+                "Your function changes the caller's tensors in place (x.masked_fill_(...), h0.zero_(), h.copy_(...), "
+                "x[...] = ...): what the caller passed is no longer what it holds afterwards. Build new tensors "
+                "(masked_fill, not masked_fill_; a new state each step, not one written into h0)",
+                "the function's docstring: it returns new tensors and leaves its arguments as they were given",
+            ),
+        },
+        also=("rnn_forward", "gather_final", "masked_mean"),  # the contract of every function that returns new tensors
     ),
     Mistake(
         "P1",

@@ -159,6 +159,8 @@ def watching(target: str, in_place: bool, replacement: Callable[..., Any] | None
         given = _modules(original, args, kwargs)
         modules = given if in_place else []
         before = [list(module.parameters()) for module in modules]
+        tensors = _tensors(args, kwargs)
+        copies = [tensor.detach().clone() for tensor in tensors]
         try:
             with _grad_modes(given) as modes:
                 result = (replacement or original)(*args, **kwargs)
@@ -170,6 +172,11 @@ def watching(target: str, in_place: bool, replacement: Callable[..., Any] | None
         call["returned"] = plain(result)
         if in_place:
             call["changed"] = _changes(modules, before)
+        mutated = [
+            number for number, (tensor, copy) in enumerate(zip(tensors, copies, strict=True)) if _differ(tensor, copy)
+        ]
+        if mutated:  # the caller's own tensors changed in place (L3)
+            call["mutated"] = mutated
         return result
 
     setattr(owner, name, watched)
@@ -177,6 +184,21 @@ def watching(target: str, in_place: bool, replacement: Callable[..., Any] | None
         yield calls
     finally:
         setattr(owner, name, original)
+
+
+def _tensors(args: tuple, kwargs: dict) -> list[torch.Tensor]:
+    """The tensors a call is given, those inside a tuple or list (an LSTM's (h, c)) too, in order."""
+    found = []
+    for value in [*args, *kwargs.values()]:
+        for part in value if isinstance(value, (tuple, list)) else [value]:
+            if isinstance(part, torch.Tensor):
+                found.append(part)
+    return found
+
+
+def _differ(tensor: torch.Tensor, copy: torch.Tensor) -> bool:
+    now = tensor.detach()
+    return now.shape != copy.shape or now.dtype != copy.dtype or not torch.equal(now.nan_to_num(), copy.nan_to_num())
 
 
 @contextlib.contextmanager
@@ -208,7 +230,7 @@ def feedback(key: str) -> str:
 
 def _repeats(call: dict, recorded: dict, inputs: list[Any]) -> bool:
     return same(call["inputs"], inputs[recorded["inputs"]]) and all(
-        same(call.get(part), recorded.get(part)) for part in ("returned", "raised", "changed", "autograd")
+        same(call.get(part), recorded.get(part)) for part in ("returned", "raised", "changed", "autograd", "mutated")
     )
 
 
