@@ -148,9 +148,8 @@ MISTAKES = [
         'Day 2, "What LSTM changed"',
         forms={
             "inputs": Form(
-                "Your function changes the caller's tensors in place (x.masked_fill_(...), h0.zero_(), h.copy_(...), "
-                "x[...] = ...): what the caller passed is no longer what it holds afterwards. Build new tensors "
-                "(masked_fill, not masked_fill_; a new state each step, not one written into h0)",
+                "Your function changes the caller's tensors in place (x.masked_fill_(...), h.copy_(...)): they no "
+                "longer hold what was passed. Build new tensors (masked_fill, not masked_fill_; never write in h0)",
                 "the function's docstring: it returns new tensors and leaves its arguments as they were given",
             ),
         },
