@@ -264,7 +264,7 @@ def markdown(result: GradingResult) -> str:
         "|---|---:|---:|---|",
     ]
     for row in rows(result):
-        shown = "✅ ok" if row.passed else f"❌ {code(row.reason)}"  # the reason may quote the student
+        shown = f"✅ {row.reason}" if row.passed else f"❌ {code(row.reason)}"  # a failure's may quote the student
         score, most = number(row.score, places=2), number(row.max_score, places=2)
         lines.append(f"| {cell(row.name)} | {score} | {most} | {cell(shown)} |")
     failed = [item for row in rows(result) if not_done(list(row.items)) is False for item in row.items]
@@ -272,6 +272,11 @@ def markdown(result: GradingResult) -> str:
     if failed:
         lines += ["", "### What to fix", ""]
         for item in failed:
+            lines += [f"<details><summary>{item.name}</summary>", "", fenced(item_text(item)), "", "</details>"]
+    noted = [item for item in result.items if item.status == "passed" and item.note]
+    if noted:
+        lines += ["", "### Passed, with a note", ""]
+        for item in noted:
             lines += [f"<details><summary>{item.name}</summary>", "", fenced(item_text(item)), "", "</details>"]
     if result.error:
         lines += ["", f"**Grading stopped early:** {code(clean(result.error))}"]

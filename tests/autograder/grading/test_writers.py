@@ -203,5 +203,6 @@ def test_a_passing_items_note_is_shown_to_the_student_in_results_json_and_summar
     shown = document["tests"][0]["output"]
     assert shown.startswith("Passed.\n") and "given a correct masked_mean" in shown
     assert document["tests"][0]["score"] == 6
-    assert f"ok ({writers.NOTED})" in writers.markdown(result)
+    summary = writers.markdown(result)
+    assert f"ok ({writers.NOTED})" in summary and "### Passed, with a note" in summary and "`<b>`" in summary
     assert writers.item_text(sample().items[0]) == "Passed."  # no note, as before
