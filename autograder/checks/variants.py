@@ -335,14 +335,18 @@ def _next_token(
     # "inputs" (the mask taken from the inputs: the position whose target is the first pad counts)
     scores="logits",  # "logits", "softmax" (probabilities into cross_entropy), "nll" (probabilities into nll_loss)
     graph=True,  # False (S6): the loss's number turned back into a tensor, requires_grad=True but no graph
+    in_place=False,  # L3: the padding targets set to -100 in the caller's tokens (targets[targets == pad_id] = -100)
 ):
-    loss = _next_token_graph(model, tokens, pad_id, shift, flatten, padding, scores)
+    loss = _next_token_graph(model, tokens, pad_id, shift, flatten, padding, scores, in_place)
     return loss if graph else torch.tensor(loss.item(), requires_grad=True)
 
 
-def _next_token_graph(model, tokens, pad_id, shift, flatten, padding, scores):
+def _next_token_graph(model, tokens, pad_id, shift, flatten, padding, scores, in_place=False):
     inputs, targets = SHIFTS[shift](tokens)
     logits, _ = model(inputs)
+    if in_place and pad_id is not None:  # the targets are a view of the caller's tokens
+        targets[targets == pad_id] = -100
+        pad_id = -100
     vocab = logits.shape[-1]
     given = logits if scores == "logits" else logits.softmax(dim=-1)
     loss = F.nll_loss if scores == "nll" else F.cross_entropy
@@ -378,6 +382,7 @@ NEXT_TOKEN_LOSS = Table(
         "S5": {"scores": "softmax"},
         "S5:nll": {"scores": "nll"},
         "S6": {"graph": False},
+        "L3:inputs": {"in_place": True},
     },
 )
 
