@@ -300,5 +300,5 @@ def own_failure(target: str, number: int) -> str | None:
             try:
                 test()
             except Exception as error:
-                return f"{name}: {(str(error).splitlines() or [type(error).__name__])[0]}"
+                return f"{name}: {(str(error).splitlines() or [type(error).__name__])[0].rstrip('.')}"
     return None
