@@ -129,7 +129,10 @@ LOSES: dict[tuple[str, str], dict[str, str]] = {
     ("next_token_loss", "S5"): {"values": VALUES, "padding": VALUES},
     ("next_token_loss", "S5:nll"): {"values": VALUES, "padding": VALUES},
     ("next_token_loss", "S6"): {"gradients": "the loss is a number made a tensor again: no gradient reaches the model"},
-    ("next_token_loss", "L3:inputs"): {"padding": "it marks the padding targets -100 in the caller's tokens"},
+    ("next_token_loss", "L3:inputs"): {
+        "padding": "it marks the padding targets -100 in the caller's tokens",
+        "gradients": "writing into the tokens the embedding read breaks its backward",
+    },
     ("sample", "T1"): {"values": VALUES},
     ("sample", "T2"): {"values": VALUES},
     ("sample", "T3"): {"values": VALUES},
