@@ -17,4 +17,5 @@ SUITES = PACKAGE / "suites"  # the hidden pytest suites, with their own pytest.i
 CHECKS = PACKAGE / "checks"  # the checks the suites call, with the catalogue and the variants
 RUNTIME = PACKAGE / "runtime"  # what the worker imports beside the student's code
 STANDINS = RUNTIME / "standins.py"  # TODOs 4 and 5's answers: sent with a stand-in call, never in the worker's copy
+FORGET_GATE = RUNTIME / "forget_gate.py"  # TODO 6's answer: the grader's only, its biases sent with each run
 TEMPLATES = PACKAGE / "release" / "templates"  # the files the releases ship

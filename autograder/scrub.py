@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from autograder.locations import CHECKS, EXERCISES, PUBLIC_TESTS, RUNTIME, SOLUTIONS, STANDINS, SUITES
+from autograder.locations import CHECKS, EXERCISES, FORGET_GATE, PUBLIC_TESTS, RUNTIME, SOLUTIONS, STANDINS, SUITES
 from autograder.runtime.codec import Unsupported
 
 WINDOW = 24  # characters a quote shares with a secret line
@@ -38,14 +38,14 @@ def squeeze(text: str) -> str:
 
 
 def secret_files() -> list[Path]:
-    """The reference solutions and the hidden suites with their checks and variants, and the stand-ins."""
-    return sorted([*SOLUTIONS.glob("*.py"), *SUITES.glob("*.py"), *CHECKS.glob("*.py"), STANDINS])
+    """The reference solutions and the hidden suites with their checks and variants, the stand-ins, the forget gate."""
+    return sorted([*SOLUTIONS.glob("*.py"), *SUITES.glob("*.py"), *CHECKS.glob("*.py"), STANDINS, FORGET_GATE])
 
 
 def public_files() -> list[Path]:
     """What the worker or the student has anyway."""
     shipped = [*EXERCISES.glob("*.py"), *PUBLIC_TESTS.glob("*.py")]
-    runtime = [path for path in RUNTIME.glob("*.py") if path != STANDINS]  # the worker's copy of it
+    runtime = [path for path in RUNTIME.glob("*.py") if path not in (STANDINS, FORGET_GATE)]  # the worker's copy
     return sorted([*shipped, *runtime, CHECKS / "catalogue.py"])
 
 

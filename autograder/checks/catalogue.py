@@ -146,6 +146,19 @@ MISTAKES = [
         "Your step changes the caller's tensors in place (c.mul_(f), c *= f, c[...] = ...): the state it was "
         "given is no longer what the caller passed. Build new tensors: c_new = f * c + i * g",
         'Day 2, "What LSTM changed"',
+        forms={
+            "inputs": Form(
+                "Your function changes the caller's tensors in place (x.masked_fill_(...), h.copy_(...)): they no "
+                "longer hold what was passed. Build new tensors (masked_fill, not masked_fill_; never write in h0)",
+                "the function's docstring: it returns new tensors and leaves its arguments as they were given",
+            ),
+        },
+        also=(
+            "rnn_forward",
+            "gather_final",
+            "masked_mean",
+            "next_token_loss",
+        ),  # the contract of every function that returns new tensors
     ),
     Mistake(
         "P1",

@@ -177,6 +177,7 @@ def _again(check: Callable[[object], None], student, wrong: dict[str, str], firs
     note = f"Graded again with a correct {names} in place of yours, which fails its own item:\n{said}"
     try:
         _with_standins(check, student, tuple(wrong))
+        findings.note(_given(check, wrong))
     except CheckFailure as own:
         if type(first) is CheckFailure and str(own) == str(first):
             _name(named)
@@ -188,6 +189,14 @@ def _again(check: Callable[[object], None], student, wrong: dict[str, str], firs
             raise first from None
         message = (own.error_message.splitlines() or [""])[0]
         fail(f"forward raised {own.error_type}: {message}\n{note}")
+
+
+def _given(check: Callable[[object], None], wrong: dict[str, str]) -> str:
+    """A passing regrade's note: forward is right given correct helpers, which the student's are not."""
+    names = " and ".join(f"a correct {name.split('.')[1]}" for name in wrong)
+    said = "; ".join(f"{name.split('.')[1]} (TODO {HELPERS[name][1]}): {text}" for name, text in wrong.items())
+    what = (check.__doc__ or "forward").strip().splitlines()[0].rstrip(".")
+    return f"Your forward is right given {names} ({what}); yours is not, fix it: {said}"
 
 
 @_own_code

@@ -57,6 +57,16 @@ def expect_tensor(value: Any, what: str, shape: Sequence[int], dtype: torch.dtyp
     return value
 
 
+def untouched(call: Any, function: str, names: Mapping[str, str], mistake: str = "L3:inputs") -> CheckFailure | None:
+    """The failure naming L3 when the call changed the caller's tensors in place (`call.changed`: their places,
+    "1" or "1.1", named by `names`), or None: the contract of a function that returns new tensors."""
+    if not call.changed:
+        return None
+    changed = ", ".join(names.get(place, f"argument {place}") for place in call.changed)
+    report = f"{function} changed {changed} in place; the caller's values must stay as given."
+    return CheckFailure(with_diagnosis(mistake, report))
+
+
 def expect_pair(value: Any, what: str, names: tuple[str, str]) -> tuple[Any, Any]:
     """A tuple (or list) of two things, as `(output, h_n)` or `(h, c)`."""
     if type(value) not in (tuple, list) or len(value) != 2:

@@ -11,7 +11,16 @@ from dataclasses import dataclass
 import torch
 
 from autograder.checks import gradients, variants
-from autograder.checks.compare import Comparison, Suspects, expect_tensor, explaining, fail, with_diagnosis
+from autograder.checks.compare import (
+    CheckFailure,
+    Comparison,
+    Suspects,
+    expect_tensor,
+    explaining,
+    fail,
+    untouched,
+    with_diagnosis,
+)
 from autograder.checks.inputs import generator, normal, seeded_module
 from autograder.runtime.trusted import LanguageModel
 from autograder.student import Raised
@@ -59,14 +68,20 @@ def _padded(rows: list[int], vocab: int, seed: int) -> torch.Tensor:
     return tokens.masked_fill(torch.arange(max(rows)).unsqueeze(0) >= torch.tensor(rows).unsqueeze(1), 0)
 
 
-def _loss(student, model: LanguageModel, tokens: torch.Tensor, pad_id: int | None) -> torch.Tensor:
+def _loss(student, model: LanguageModel, tokens: torch.Tensor, pad_id: int | None, changed: list | None = None):
+    """The student's loss; `changed` gets the L3 failure when the call wrote into the caller's tokens."""
     try:
-        value = student.run("language_model.next_token_loss", model, tokens, pad_id).value
+        call = student.run("language_model.next_token_loss", model, tokens, pad_id)
     except Raised as error:
         if "Expected target size" in error.error_message or "Expected input batch_size" in error.error_message:
             fail(with_diagnosis("S3", f"next_token_loss raised {error.error_type}: {error.error_message[:120]}"))
         raise
-    return expect_tensor(value, "the loss", ())
+    if changed is not None and (failure := untouched(call, "next_token_loss", LOSS_PLACES)) is not None:
+        changed.append(failure)
+    return expect_tensor(call.value, "the loss", ())
+
+
+LOSS_PLACES = {"1": "tokens"}  # an argument's place -> its name (L3)
 
 
 def _no_grad_loss(variant, model, tokens, pad_id):
@@ -83,14 +98,22 @@ class LossInput:
 
 
 def _compare_losses(student, cases: list[LossInput]) -> None:
-    comparison = Comparison("next_token_loss")
+    """The losses compared; the caller's tokens written into (L3) said after the values, a values mistake beside it."""
+    comparison, changed = Comparison("next_token_loss"), []
     for case in cases:
-        got = _loss(student, case.model, case.tokens, case.pad_id)
+        got = _loss(student, case.model, case.tokens, case.pad_id, changed)
         with torch.no_grad():
             expected = reference.next_token_loss(case.model, case.tokens, case.pad_id)
-        suspects = Suspects(variants.NEXT_TOKEN_LOSS, lambda v, c=case: _no_grad_loss(v, c.model, c.tokens, c.pad_id))
+        suspects = Suspects(
+            variants.NEXT_TOKEN_LOSS, lambda v, c=case: _no_grad_loss(v, c.model, c.tokens.clone(), c.pad_id)
+        )
         comparison.add("the loss", got, expected, case.context, suspects)
-    comparison.verdict()
+    try:
+        comparison.verdict()
+    except CheckFailure as failure:
+        fail(f"{failure}\n{changed[0]}" if changed else str(failure))
+    if changed:
+        raise changed[0]
 
 
 def check_next_token_loss_values(student) -> None:
@@ -127,8 +150,10 @@ def _moved(student, model: LanguageModel, tokens: torch.Tensor, name: str):
 def check_next_token_loss_gradients(student) -> None:
     """The loss carries gradients back to every parameter of the model, and they are the derivatives of
     the student's own loss (whatever its value)."""
-    model, tokens = loss_model(6, 5), _padded([7, 4, 6], 6, 5)
-    _loss(student, model, tokens, 0)
+    model, tokens, changed = loss_model(6, 5), _padded([7, 4, 6], 6, 5), []
+    _loss(student, model, tokens, 0, changed)
+    if changed:  # L3: the tokens written into after the embedding read them, which breaks its backward
+        raise changed[0]
     try:
         call = student.run("language_model.next_token_loss", model, tokens, 0, grad=(["params:0"], [torch.tensor(1.0)]))
     except Raised as error:

@@ -10,7 +10,18 @@ import torch
 from torch import nn
 
 from autograder.checks import variants
-from autograder.checks.compare import ATOL, RTOL, Comparison, Suspects, expect_pair, expect_tensor, fail, with_diagnosis
+from autograder.checks.compare import (
+    ATOL,
+    RTOL,
+    CheckFailure,
+    Comparison,
+    Suspects,
+    expect_pair,
+    expect_tensor,
+    fail,
+    untouched,
+    with_diagnosis,
+)
 from autograder.checks.inputs import garbage_after, normal, seeded_module
 from autograder.student import Raised
 from solutions import padding as reference
@@ -202,17 +213,22 @@ def _misshapen(got, suspects: Suspects) -> str | None:
     return None
 
 
+POOLED_PLACES = {"0": "output", "1": "lengths"}  # an argument's place -> its name (L3)
+
+
 def _compare_pooled(student, function: str, table: variants.Table) -> None:
-    comparison = Comparison(function)
+    comparison, changed = Comparison(function), None
     for case in _pooled_cases():
         try:
-            got = student.run(f"padding.{function}", case.output, case.lengths).value
+            call = student.run(f"padding.{function}", case.output, case.lengths)
+            changed = changed or untouched(call, function, POOLED_PLACES)  # L3: said after the values
+            got = call.value
         except Raised as error:
             if function == "gather_final" and _out_of_bounds(error):
                 report = f"gather_final raised {error.error_type} on lengths {case.lengths.tolist()}."
                 fail(with_diagnosis("G2", report))
             raise
-        suspects = Suspects(table, lambda variant, c=case: variant(c.output, c.lengths))
+        suspects = Suspects(table, lambda variant, c=case: variant(c.output.clone(), c.lengths.clone()))
         shape = (case.output.shape[0], case.output.shape[2])
         if type(got) is torch.Tensor and tuple(got.shape) != shape and (mistake := _misshapen(got, suspects)):
             report = f"{function} returned shape {tuple(got.shape)}; expected {shape} ({case.context})."
@@ -220,7 +236,12 @@ def _compare_pooled(student, function: str, table: variants.Table) -> None:
         got = expect_tensor(got, function, shape, case.output.dtype)
         expected = getattr(reference, function)(case.output, case.lengths)
         comparison.add(function, got, expected, case.context, suspects)
-    comparison.verdict()
+    try:
+        comparison.verdict()
+    except CheckFailure as failure:
+        fail(f"{failure}\n{changed}" if changed is not None else str(failure))
+    if changed is not None:
+        raise changed
 
 
 def check_gather_final_values(student) -> None:

@@ -23,6 +23,7 @@ from autograder.checks.compare import (
     expect_pair,
     expect_tensor,
     fail,
+    untouched,
     with_diagnosis,
 )
 from autograder.checks.inputs import normal
@@ -74,6 +75,7 @@ SQUARE = RNN_CASES[2]  # batch == length and input == hidden: every known mistak
 # initial_state and gradients: input == hidden, so a weight left untransposed (R1) runs and they judge their aspect
 STATE_CASES = [RnnCase(3, 5, 4, 4, 4), RnnCase(1, 1, 3, 3, 5), SQUARE, RnnCase(2, 7, 3, 3, 6)]
 RNN_INPUTS = ("x", "weight_ih", "weight_hh", "bias_ih", "bias_hh", "h0")
+RNN_PLACES = {str(index): name for index, name in enumerate(RNN_INPUTS)}  # an argument's place -> its name (L3)
 
 
 @dataclass(frozen=True)
@@ -168,8 +170,11 @@ def _tensor(value, what: str, shape: tuple[int, ...], case: RnnCase) -> torch.Te
 
 
 def _states(student, args: list, case: RnnCase, stacked_on_time: bool) -> tuple[torch.Tensor, torch.Tensor]:
-    """(output, h_n) with the output read batch-first, in the layout the student's output showed (R7 or not)."""
-    output, h_n = _own_layout(_call_rnn(student, args, case).value, case)
+    """(output, h_n) with the output read batch-first, in the layout the student's output showed (R7 or not);
+    the caller's x and h0 left as given (L3: a state written into h0 changes where the caller starts)."""
+    call = _call_rnn(student, args, case)
+    _raised(untouched(call, "rnn_forward", RNN_PLACES))
+    output, h_n = _own_layout(call.value, case)
     return (output.transpose(0, 1) if stacked_on_time else output), h_n
 
 
@@ -180,26 +185,25 @@ def _stacked_on_time(student) -> bool:
     return output.shape[0] == case.length
 
 
-def _h_n(student, args: list, case: RnnCase) -> torch.Tensor:
-    return _own_layout(_call_rnn(student, args, case).value, case)[1]
-
-
 def _compare_rnn(student, which: str, with_h0: bool) -> None:
-    comparison, other_dtype = Comparison("rnn_forward", time_axis={"output": 1}), None
+    comparison, later = Comparison("rnn_forward", time_axis={"output": 1}), None
     index = 0 if which == "output" else 1
     for case in RNN_CASES:
         args = case.inputs(with_h0=with_h0)
         try:
-            got = _run_rnn(student, args, case)[0] if which == "output" else _h_n(student, args, case)
+            call = _call_rnn(student, args, case)
+            changed = untouched(call, "rnn_forward", RNN_PLACES)  # L3: said after the values, as R8 is
+            later = later or changed
+            got = _validated(call.value, case)[0] if which == "output" else _own_layout(call.value, case)[1]
         except CheckFailure as failure:
             if case.dtype == torch.float32:
                 raise
-            other_dtype = failure  # R8: said after the values, so that a mistake in them is named as well
+            later = later or failure  # R8: said after the values, so that a mistake in them is named as well
             continue
         expected = reference.rnn_forward(*args)[index]
-        suspects = Suspects(variants.RNN_FORWARD, lambda variant, args=args: variant(*args)[index])
+        suspects = Suspects(variants.RNN_FORWARD, lambda variant, args=args: variant(*_copied(args))[index])
         comparison.add(which, got, expected, case.context(with_h0), suspects)
-    _verdict_then(comparison, other_dtype)
+    _verdict_then(comparison, later)
 
 
 def _verdict_then(comparison: Comparison, later: CheckFailure | None) -> None:
@@ -250,7 +254,7 @@ def check_rnn_forward_initial_state(student) -> None:
         got, _ = _states(student, rest, shorter, stacked_on_time)
         context = f"x[:, {steps}:] from your state after step {steps - 1}, against your output from step {steps} on"
         context += f"; x {case.batch}x{case.length}x{case.size}, hidden {case.hidden}"
-        suspects = Suspects(variants.RNN_FORWARD, lambda variant, a=args, k=steps: _continued(variant, a, k))
+        suspects = Suspects(variants.RNN_FORWARD, lambda variant, a=args, k=steps: _continued(variant, _copied(a), k))
         comparison.add("output", got, output[:, steps:], context, suspects)
     comparison.verdict()
 
@@ -278,7 +282,9 @@ def check_rnn_forward_gradients(student) -> None:
         args = case.inputs(with_h0=True)
         # the shapes first (R4 is named there); the derivatives are those of the student's own output, whatever
         # its layout (R7 costs the output item only)
-        own = _own_layout(_call_rnn(student, args, case).value, case)
+        call = _call_rnn(student, args, case)
+        _raised(untouched(call, "rnn_forward", RNN_PLACES))  # L3: h0 written into also breaks its backward
+        own = _own_layout(call.value, case)
         cotangents = [normal(*part.shape, seed=case.seed + 7 + number) for number, part in enumerate(own)]
         wrt = dict(enumerate(RNN_INPUTS))
         call = _grad_call(student, "recurrence.rnn_forward", args, list(wrt), cotangents, case)
@@ -326,14 +332,21 @@ def _lstm_pair(value, case: LstmCase) -> tuple[torch.Tensor, torch.Tensor]:
 
 def _untouched(call, function: str, names: dict[str, str]) -> None:
     """The caller's tensors are as it passed them (the contract: a step returns new tensors)."""
-    if call.changed:
-        changed = ", ".join(names.get(place, f"argument {place}") for place in call.changed)
-        fail(with_diagnosis("L3", f"{function} changed {changed} in place; the caller's values must stay as given."))
+    _raised(untouched(call, function, names, "L3"))
+
+
+def _raised(failure: CheckFailure | None) -> None:
+    if failure is not None:
+        raise failure
 
 
 def _copied(args: list) -> list:
     """The arguments as new tensors: a variant that writes into its inputs (L3) leaves the case's own alone."""
-    return [tuple(a.clone() for a in arg) if type(arg) is tuple else arg.clone() for arg in args]
+    return [tuple(a.clone() for a in arg) if type(arg) is tuple else _clone(arg) for arg in args]
+
+
+def _clone(arg):
+    return arg.clone() if isinstance(arg, torch.Tensor) else arg
 
 
 def check_lstm_step_values(student) -> None:

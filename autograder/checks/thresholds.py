@@ -27,7 +27,7 @@ import torch
 from torch import nn
 
 from autograder.checks import findings, medians
-from autograder.checks.compare import expect_tensor, fail
+from autograder.checks.compare import expect_tensor, fail, with_diagnosis
 from autograder.rubric import Recipe, Rubric, load
 from autograder.runtime import training
 from autograder.runtime.forget_gate import open_forget_gate
@@ -201,7 +201,7 @@ def classifier_measures(student, recipe: Recipe, seeds: list[int], stop: Stop | 
     median of the verdict undecided, the rest are trained and measured after all (a second phase): an item
     is never decided on fewer values than it needs."""
     stop = stop or Stop.of(recipe.settings)
-    runs = {seed: training_run(data, recipe.settings, seed, GRADER_SEEDS[kind(recipe.settings)]) for seed in seeds}
+    runs = {seed: _run(recipe, seed) for seed in seeds}
     found = _trained_and_measured(student, recipe, runs, stop)
     rest = {seed: run for seed, run in runs.items() if seed not in found}
     if rest and not medians.verdict_decided(recipe.settings, list(found.values()), len(seeds)):
@@ -217,6 +217,12 @@ def _trained_and_measured(student, recipe: Recipe, runs: dict[int, training.Run]
         for seed, run in runs.items()
         if seed in stopped
     }
+
+
+def _run(recipe: Recipe, seed: int) -> training.Run:
+    """A seed's training run, sent with the forget gate opened here (the worker holds no answer to TODO 6)."""
+    run = training_run(data, recipe.settings, seed, GRADER_SEEDS[kind(recipe.settings)])
+    return training.with_opened_gate(run, initial_classifier(recipe.settings, seed).state_dict())
 
 
 class Stopped(NamedTuple):
@@ -315,13 +321,20 @@ def _loss_gradients(student, model: LanguageModel, tokens: torch.Tensor) -> dict
     try:
         call = student.run("language_model.next_token_loss", copy.deepcopy(model), tokens, grad=(["params:0"], [ONE]))
     except Raised as error:
+        if error.error_type == "ValueError" and "no gradient reaches" in error.error_message:
+            fail(with_diagnosis("S6", f"{NO_GRADIENT}: the loss it returns does not require gradients."))
         if error.error_type == "ValueError" and "gradient" in error.error_message:
             fail(f"next_token_loss must return a scalar tensor that carries gradients: {error.error_message}.")
         raise
     returned = call.grads[0] if call.grads else None
     if not isinstance(returned, dict):
         fail("next_token_loss gave no gradients for the model's parameters.")
+    if all(returned.get(name) is None for name, _ in model.named_parameters()):  # a loss with no graph behind it
+        fail(with_diagnosis("S6", f"{NO_GRADIENT}: no gradient reaches any of the model's parameters."))
     return {name: _gradient(returned.get(name), parameter, name) for name, parameter in model.named_parameters()}
+
+
+NO_GRADIENT = "The pattern model cannot train with next_token_loss"  # said before any guess from the accuracy
 
 
 ONE = torch.tensor(1.0)

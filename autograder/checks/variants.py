@@ -102,6 +102,7 @@ def _rnn(
     final="last",  # h_n after the "last" step or the "first"
     stack=1,  # the axis the steps are stacked on: 1 (batch_first), or 0 (R7: (length, batch, hidden))
     buffers="input",  # the zero state made from the "input" (x.new_zeros), or "float32" (R8: torch.zeros)
+    in_place=False,  # L3: the state written into the caller's h0 at every step (h = h0[0]; h.copy_(...))
 ):
     x = x.transpose(0, 1) if walk == "time_major" else x
     batch, length = x.shape[0], x.shape[0 if walk == "rows" else 1]
@@ -113,8 +114,9 @@ def _rnn(
     for t in range(length):
         step = x[t] if walk == "rows" else x[:, t]
         previous = h if carry else origin
-        h = torch.tanh(step @ a + (b_ih if use_ih else 0) + previous @ b + (b_hh if use_hh else 0))
-        states.append(h)
+        new = torch.tanh(step @ a + (b_ih if use_ih else 0) + previous @ b + (b_hh if use_hh else 0))
+        h = h.copy_(new) if in_place and h0 is not None else new
+        states.append(h.clone() if in_place else h)
     output = torch.stack(states, dim=stack)
     return output, (h if final == "last" else states[0]).unsqueeze(0)
 
@@ -134,6 +136,7 @@ RNN_FORWARD = Table(  # R1's forms: "ih" raises a shape error first whenever "bo
         "R6": {"start": "zeros"},
         "R7": {"stack": 0},
         "R8": {"buffers": "float32"},
+        "L3:inputs": {"in_place": True},
     },
 )
 
@@ -236,15 +239,22 @@ GATHER_FINAL = Table(
 )
 
 
-def _mean(output, lengths, *, total="real", divide="lengths"):
+def _mean(output, lengths, *, total="real", divide="lengths", in_place=False):
     real = torch.arange(output.shape[1]).unsqueeze(0) < lengths.unsqueeze(1)
+    if in_place:  # L3: the padding zeroed in the caller's own output (output.masked_fill_(~mask, 0))
+        output.masked_fill_(~real.unsqueeze(2), 0.0)
     summed = (output * real.unsqueeze(2)).sum(1) if total == "real" else output.sum(1)
     return summed / (lengths.unsqueeze(1).to(output) if divide == "lengths" else output.shape[1])
 
 
 MASKED_MEAN = Table(
     _mean,
-    {"G3": {"divide": "padded"}, "G3:plain": {"total": "every", "divide": "padded"}, "G4": {"total": "every"}},
+    {
+        "G3": {"divide": "padded"},
+        "G3:plain": {"total": "every", "divide": "padded"},
+        "G4": {"total": "every"},
+        "L3:inputs": {"in_place": True},
+    },
 )
 
 
@@ -325,14 +335,18 @@ def _next_token(
     # "inputs" (the mask taken from the inputs: the position whose target is the first pad counts)
     scores="logits",  # "logits", "softmax" (probabilities into cross_entropy), "nll" (probabilities into nll_loss)
     graph=True,  # False (S6): the loss's number turned back into a tensor, requires_grad=True but no graph
+    in_place=False,  # L3: the padding targets set to -100 in the caller's tokens (targets[targets == pad_id] = -100)
 ):
-    loss = _next_token_graph(model, tokens, pad_id, shift, flatten, padding, scores)
+    loss = _next_token_graph(model, tokens, pad_id, shift, flatten, padding, scores, in_place)
     return loss if graph else torch.tensor(loss.item(), requires_grad=True)
 
 
-def _next_token_graph(model, tokens, pad_id, shift, flatten, padding, scores):
+def _next_token_graph(model, tokens, pad_id, shift, flatten, padding, scores, in_place=False):
     inputs, targets = SHIFTS[shift](tokens)
     logits, _ = model(inputs)
+    if in_place and pad_id is not None:  # the targets are a view of the caller's tokens
+        targets[targets == pad_id] = -100
+        pad_id = -100
     vocab = logits.shape[-1]
     given = logits if scores == "logits" else logits.softmax(dim=-1)
     loss = F.nll_loss if scores == "nll" else F.cross_entropy
@@ -368,6 +382,7 @@ NEXT_TOKEN_LOSS = Table(
         "S5": {"scores": "softmax"},
         "S5:nll": {"scores": "nll"},
         "S6": {"graph": False},
+        "L3:inputs": {"in_place": True},
     },
 )
 

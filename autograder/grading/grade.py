@@ -276,6 +276,7 @@ def _item_result(item: Item, outcome: Outcome | None, credit: Credit | None = No
         mistakes=list(outcome.findings.mistakes),
         measured=dict(outcome.findings.measured),
         credited=credited,
+        note="\n".join(outcome.findings.notes) if outcome.passed else "",
     )
 
 

@@ -53,6 +53,7 @@ class ItemResult:
     mistakes: list[str] = field(default_factory=list)  # the catalogue ids its feedback names
     measured: dict[str, object] = field(default_factory=dict)  # threshold items: accuracy, threshold, seeds
     credited: Credited | None = None  # set when the rubric's [credit] gave the score
+    note: str = ""  # a passing item's word all the same (it passed with another TODO's function stood in)
 
 
 @dataclass

@@ -46,16 +46,19 @@ def _feedback(item: ItemResult) -> str:
 
 def item_text(item: ItemResult) -> str:
     """What a student reads for one item: the feedback, then what their code printed."""
-    parts = [_feedback(item)] if item.feedback else ["Passed."]
+    parts = [_feedback(item)] if item.feedback else ["Passed." + (f"\n{clean(item.note)}" if item.note else "")]
     if item.output.strip():
         parts.append("Your code printed:\n" + _shorten(clean(item.output), MAX_PRINTED))
     return _shorten("\n\n".join(parts), MAX_TEST_OUTPUT)
 
 
+NOTED = "passed with another TODO's function stood in: see its note"  # a passing item's note, in the tables
+
+
 def reason(item: ItemResult) -> str:
     """One line for the tables: a threshold item's accuracy and threshold first, so no cut can hide them."""
     if item.status == "passed":
-        return "ok"
+        return "ok" + (f" ({NOTED})" if item.note else "")
     first = clean(item.feedback).strip().split("\n")[0]
     first = measured(item) + (first if len(first) <= 110 else first[:107] + "...")
     return first + credit_note(item)
@@ -261,7 +264,7 @@ def markdown(result: GradingResult) -> str:
         "|---|---:|---:|---|",
     ]
     for row in rows(result):
-        shown = "✅ ok" if row.passed else f"❌ {code(row.reason)}"  # the reason may quote the student
+        shown = f"✅ {row.reason}" if row.passed else f"❌ {code(row.reason)}"  # a failure's may quote the student
         score, most = number(row.score, places=2), number(row.max_score, places=2)
         lines.append(f"| {cell(row.name)} | {score} | {most} | {cell(shown)} |")
     failed = [item for row in rows(result) if not_done(list(row.items)) is False for item in row.items]
@@ -269,6 +272,11 @@ def markdown(result: GradingResult) -> str:
     if failed:
         lines += ["", "### What to fix", ""]
         for item in failed:
+            lines += [f"<details><summary>{item.name}</summary>", "", fenced(item_text(item)), "", "</details>"]
+    noted = [item for item in result.items if item.status == "passed" and item.note]
+    if noted:
+        lines += ["", "### Passed, with a note", ""]
+        for item in noted:
             lines += [f"<details><summary>{item.name}</summary>", "", fenced(item_text(item)), "", "</details>"]
     if result.error:
         lines += ["", f"**Grading stopped early:** {code(clean(result.error))}"]

@@ -5,7 +5,9 @@ fixed seeds); the numbers come from the rubric. Only predictions go back: the
 labels of the evaluation rows never reach the worker. The student repository gets
 this file as it is (`python -m exercises.check_training`): the same runs and the
 same report, on data from other seeds, the forget gate opened by the student's own
-set_forget_bias (forget_gate.py holds TODO 6's answer and stays here).
+set_forget_bias (forget_gate.py holds TODO 6's answer and stays here). In the worker the grader
+sends the opened gate's biases with each run (`with_opened_gate`): the worker's copy of the
+runtime holds no forget_gate.py for a student's set_forget_bias to import.
 """
 
 import statistics
@@ -18,10 +20,10 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from .forget_gate import open_forget_gate
 from .language_model import LanguageModel
 
 EVAL_CHUNK = 1024
+OPENED = "opened_forget_gate"  # a run's recipe key: the recurrent layer's biases, the forget gate opened
 
 
 def train_classifier(
@@ -61,7 +63,7 @@ def classifier_epochs(
     torch.manual_seed(recipe["seed"])
     kind = resolve("classifier.SequenceClassifier")
     model = kind(vocab=10, embed=recipe["embed"], hidden=recipe["hidden"], cell=recipe["cell"], pooling="last")
-    open_forget_gate(model.rnn, recipe["forget_bias"])  # TODO 6's answer: see forget_gate.py
+    _open_forget_gate(model, recipe)
     optimizer = torch.optim.Adam(model.parameters(), lr=recipe["learning_rate"])
     order = torch.Generator().manual_seed(recipe["seed"])
     size = recipe["batch_size"]
@@ -76,6 +78,29 @@ def classifier_epochs(
             nn.utils.clip_grad_norm_(model.parameters(), 1.0)
             optimizer.step()
         yield model
+
+
+def _open_forget_gate(model: nn.Module, recipe: dict[str, Any]) -> None:
+    """The recipe's forget gate opened: the biases the grader sent with the run written in (`opened`), or, without
+    them, forget_gate.py's (the grader's own in its process; the student's set_forget_bias in check_training)."""
+    opened = recipe.get(OPENED)
+    if opened is None:
+        from .forget_gate import open_forget_gate  # never in the worker: TODO 6's answer
+
+        open_forget_gate(model.rnn, recipe["forget_bias"])
+        return
+    parameters = dict(model.named_parameters())
+    with torch.no_grad():
+        for name, value in opened.items():
+            if name in parameters and parameters[name].shape == value.shape:  # another __init__: said by the grader
+                parameters[name].copy_(value)
+
+
+def with_opened_gate(run: "Run", initial: dict[str, torch.Tensor]) -> "Run":
+    """The run with the recurrent layer's biases of `initial` (the model as the recipe starts it, forget gate
+    opened, by the grader) sent along: the worker writes them in instead of opening the gate itself."""
+    biases = {name: value for name, value in initial.items() if name.startswith("rnn.bias")}
+    return run._replace(args=({**run.args[0], OPENED: biases}, *run.args[1:]))
 
 
 def trained_classifier(

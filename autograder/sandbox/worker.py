@@ -23,7 +23,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from autograder.locations import RUNTIME, STANDINS
+from autograder.locations import FORGET_GATE, RUNTIME, STANDINS
 from autograder.rubric import Limits
 from autograder.runtime.bounds import Bounds
 from autograder.runtime.frames import HEADER, write_frame
@@ -83,11 +83,12 @@ def _codec() -> ModuleType:
 
 
 def prepare_runtime(sandbox: Path) -> Path:
-    """Copy the runtime package into the sandbox, but the stand-ins (answers to TODOs, which come with the one
-    call that uses them); return the directory to put on the path."""
+    """Copy the runtime package into the sandbox, but the answers to TODOs: the stand-ins (which come with the
+    one call that uses them) and the forget gate (whose biases come with the training runs); return the
+    directory to put on the path."""
     target = sandbox / "runtime"
     shutil.rmtree(target, ignore_errors=True)
-    left_out = shutil.ignore_patterns("__pycache__", STANDINS.name)
+    left_out = shutil.ignore_patterns("__pycache__", STANDINS.name, FORGET_GATE.name)
     shutil.copytree(RUNTIME, target / RUNTIME_PACKAGE, ignore=left_out)
     return target
 

@@ -89,6 +89,17 @@ def test_it_leaves_out_positions_whose_target_is_padding():
     assert math.isclose(loss.item(), expected, rel_tol=1e-4), f"expected {expected:.4f}, got {loss.item():.4f}"
 
 
+def test_it_leaves_the_callers_tokens_as_they_were():
+    """next_token_loss reads the tokens it is given and leaves them as they were, padding included."""
+    tokens = torch.tensor([[1, 2, 1, 2], [2, 1, 0, 0]])
+    given = tokens.clone()
+    language_model.next_token_loss(BigramModel(), tokens, pad_id=0)
+    assert torch.equal(tokens, given), (
+        f"next_token_loss changed the tokens it was given to {tokens.tolist()}: the targets tokens[:, 1:] are a "
+        "view of them, so mark padding in a copy (or pass ignore_index=pad_id)"
+    )
+
+
 def test_without_pad_id_every_position_counts():
     """With pad_id=None (the default), every target counts, even the token 0."""
     tokens = torch.tensor([[1, 2, 1, 2], [2, 1, 0, 0]])

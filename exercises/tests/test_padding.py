@@ -186,3 +186,11 @@ def test_masked_mean_does_not_change_when_the_padding_changes():
     assert_close(first, second)
     for row, length in enumerate(LENGTHS.tolist()):
         assert_close(first[row], output[row, :length].mean(dim=0))
+
+
+def test_masked_mean_leaves_the_callers_output_as_it_was():
+    """masked_mean returns a new tensor: the output it was given, padding included, is the same after the call."""
+    output = torch.randn(4, MAX_LENGTH, 3)
+    given = output.clone()
+    padding.masked_mean(output, LENGTHS)
+    assert torch.equal(output, given), "masked_mean changed the output it was given: use masked_fill, not masked_fill_"

@@ -157,6 +157,16 @@ def test_it_keeps_the_inputs_dtype_float64_in_float64_out():
     assert_close(output, expected)
 
 
+def test_it_leaves_the_callers_x_and_h0_as_they_were():
+    """rnn_forward returns new tensors: the x and h0 it was given hold the same values after the call."""
+    x = torch.randn(2, 4, 3, generator=torch.Generator().manual_seed(10))
+    h0 = torch.randn(1, 2, 4, generator=torch.Generator().manual_seed(11))
+    given = (x.clone(), h0.clone())
+    recurrence.rnn_forward(x, **rnn_weights(input_size=3, hidden=4, seed=12), h0=h0)
+    assert torch.equal(x, given[0]), "rnn_forward changed the x it was given: build new tensors, never write into x"
+    assert torch.equal(h0, given[1]), "rnn_forward changed the h0 it was given: start from h0[0], never write into it"
+
+
 # ---------------------------------------------------------------- TODO 2 · lstm_step
 
 

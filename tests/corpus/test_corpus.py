@@ -434,7 +434,46 @@ def test_the_public_tests_name_the_mistake_the_grader_names(entry, graded, publi
     unnamed = set(entry.ids) - named_publicly  # a pair in two branches (C3+C4) is named by two tests
     assert not unnamed, f"no public failure names [{'] and ['.join(sorted(unnamed))}]:\n" + "\n".join(failures)
     assert set(entry.ids) <= named_by_grader, f"the grader names {named_by_grader}, the file holds {entry.ids}"
-    assert named_publicly <= named_by_grader, f"the public tests name {named_publicly}, the grader {named_by_grader}"
+
+
+# (corpus file, id) -> why only one side names that id on that file, by design. Every other id a side names on a
+# corpus file, the other side names too: none so far.
+NAMED_BY_ONE_SIDE: dict[tuple[str, str], str] = {}
+
+
+def public_ids(run: PublicRun) -> dict[str, set[str]]:
+    """Function -> every catalogue id its public failures name."""
+    return {
+        function: {mistake for failure in failures for mistake in NAMED_ANYWHERE.findall(failure)}
+        for function, failures in public_verdict(run).items()
+    }
+
+
+def grader_ids(result: GradingResult, functions: set[str]) -> dict[str, set[str]]:
+    """Function -> every catalogue id the feedback of its items that lost points names, for `functions`."""
+    verdict = grader_verdict(result)
+    return {
+        function: {mistake for item in verdict.get(function, []) for mistake in named_all(item.feedback)}
+        for function in functions
+    }
+
+
+@pytest.mark.parametrize("entry", cases(EVERYTHING))
+def test_the_public_tests_and_the_grader_name_the_same_set_of_mistakes(entry, graded, public_runs):
+    """Over every corpus file and every function its public tests ran: no id named by one side only (in-place
+    changes, L3, included), but those NAMED_BY_ONE_SIDE lists with the reason."""
+    public = public_ids(public_runs(entry))
+    grader = grader_ids(graded(entry), set(public))
+    differences = []
+    for function in sorted(public):
+        for side, ids in (
+            ("public tests", public[function] - grader[function]),
+            ("grader", grader[function] - public[function]),
+        ):
+            unlisted = sorted(mistake for mistake in ids if (entry.name, mistake) not in NAMED_BY_ONE_SIDE)
+            if unlisted:
+                differences.append(f"{function}: only the {side} name {', '.join(unlisted)}")
+    assert differences == [], f"{entry.name}:\n" + "\n".join(differences)
 
 
 # mistakes that explain every item and every public test they fail: each of them must name it

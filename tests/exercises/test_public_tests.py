@@ -151,3 +151,57 @@ def test_every_todo_is_named_by_some_public_test_on_the_stubs(stub_run):
     failures = "\n".join(case.message for case in run.cases)
     unnamed = [todo.label for todo in stubs.todos() if f"{todo.label}:" not in failures]
     assert not unnamed, f"no public test reaches these TODOs: {unnamed}"
+
+
+# -- another TODO's function that a failing test uses: said first, from its own tests (no reference shipped) --
+MASKED_MEAN_IN_FLOAT64 = """
+
+def masked_mean(output, lengths):
+    mask = np.arange(output.shape[1])[None, :] < lengths.numpy()[:, None]
+    total = (output * torch.from_numpy(mask[:, :, None])).sum(dim=1)  # a NumPy mask: float64 from here on
+    return total / torch.from_numpy(lengths.numpy()[:, None].astype(np.float64))
+"""
+FORWARD_THROUGH_MASKED_MEAN = """
+from exercises.padding import masked_mean
+
+
+def _forward(self, tokens, lengths=None):
+    if lengths is None:
+        lengths = torch.full((tokens.shape[0],), tokens.shape[1], dtype=torch.long)
+    output, _ = self.rnn(self.embedding(tokens))
+    real = (torch.arange(tokens.shape[1]).unsqueeze(0) < lengths.unsqueeze(1)).unsqueeze(2)
+    if self.pooling == "last":
+        pooled = output[torch.arange(len(lengths)), lengths - 1]
+    elif self.pooling == "mean":
+        pooled = masked_mean(output, lengths)
+    else:
+        pooled = output.masked_fill(~real, float("-inf")).amax(dim=1)
+    return self.head(pooled)
+
+
+SequenceClassifier.forward = _forward
+"""
+
+
+@pytest.fixture(scope="module")
+def float64_masked_mean_run(tmp_path_factory) -> Run:
+    modules = tmp_path_factory.mktemp("modules")
+    for path in (ROOT / "solutions").glob("*.py"):
+        shutil.copy2(path, modules / path.name)
+    padding = (modules / "padding.py").read_text(encoding="utf-8")
+    (modules / "padding.py").write_text(f"import numpy as np\n{padding}{MASKED_MEAN_IN_FLOAT64}", encoding="utf-8")
+    with (modules / "classifier.py").open("a", encoding="utf-8") as classifier:
+        classifier.write(FORWARD_THROUGH_MASKED_MEAN)
+    return _run_public_suite(tmp_path_factory.mktemp("float64"), modules, "importlib")
+
+
+def test_a_failing_test_says_first_that_another_todos_function_it_uses_fails_its_own_tests(float64_masked_mean_run):
+    """masked_mean returns float64: the classifier's mean-pooling tests fail, and say masked_mean is why."""
+    failed = [case for case in float64_masked_mean_run.cases if case.outcome != "passed"]
+    classifier = [case for case in failed if case.module == "test_classifier"]
+    assert classifier, "no classifier test failed with a float64 masked_mean"
+    for case in classifier:
+        assert "masked_mean (TODO 5) is wrong: test_masked_mean_" in case.message, case.message  # its own test
+        assert "float64" in case.message and "; fix it first, this test uses it" in case.message, case.message
+    assert {case.module for case in failed} == {"test_classifier", "test_padding"}
+    assert all("is wrong:" not in case.message for case in failed if case.module == "test_padding")

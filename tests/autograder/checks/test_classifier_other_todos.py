@@ -2,12 +2,14 @@
 
 The student's masked_mean (TODO 5) returns float64 (a NumPy mask); their forward pools through it. The
 forward items are graded again with a correct masked_mean in its place (runtime/standins.py, sent with
-those calls only, in a worker of their own) and keep what forward earns; masked_mean loses its own item.
-The threshold items grade the whole pipeline.
+those calls only, in a worker of their own) and keep what forward earns, their feedback saying so (a note
+on a passing item); masked_mean loses its own item. The threshold items grade the whole pipeline.
 """
 
 import pytest
 from support import appended_to, build_submission, grade
+
+from autograder.grading import writers
 
 MASKED_MEAN_IN_FLOAT64 = """
 import numpy as np
@@ -55,6 +57,12 @@ def test_a_float64_masked_mean_costs_its_own_item_and_not_the_classifiers_forwar
     assert len(forward) == 3 and all(item.score == item.max_score for item in forward), [
         (item.name, item.feedback) for item in forward
     ]
+    regraded = [item for item in forward if item.note]  # those whose pooling goes through masked_mean
+    assert regraded, "no forward item says it passed only with a correct masked_mean"
+    for item in regraded:
+        assert "given a correct masked_mean" in item.note and "masked_mean (TODO 5)" in item.note, item.note
+        assert "given a correct masked_mean" in writers.item_text(item)
+        assert writers.reason(item) == f"ok ({writers.NOTED})"
 
 
 GATHER_FINAL_FROM_THE_GRADERS_STANDINS = """

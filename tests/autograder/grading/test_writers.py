@@ -195,3 +195,17 @@ def test_the_terminal_shows_a_threshold_items_accuracy_and_threshold_before_any_
     result.items[1].measured = {"accuracy": 0.04, "threshold": 0.8, "seeds": [0, 1, 2], "seed_accuracies": [0.04] * 3}
     line = writers.table(result).splitlines()[3]
     assert "accuracy 0.04 of 0.80 needed: An LSTM" in line and line.endswith("...")
+
+
+def test_a_passing_items_note_is_shown_to_the_student_in_results_json_and_summary_md():
+    """An item that passed only with another TODO's function stood in keeps its points and says so."""
+    result = sample()
+    result.items[0].note = "Your forward is right given a correct masked_mean; masked_mean (TODO 5): `<b>`"
+    document = writers.gradescope(result)
+    validate(document)
+    shown = document["tests"][0]["output"]
+    assert shown.startswith("Passed.\n") and "given a correct masked_mean" in shown
+    assert document["tests"][0]["score"] == 6
+    summary = writers.markdown(result)
+    assert f"ok ({writers.NOTED})" in summary and "### Passed, with a note" in summary and "`<b>`" in summary
+    assert writers.item_text(sample().items[0]) == "Passed."  # no note, as before

@@ -135,6 +135,9 @@ def public_conftest():
     return module
 
 
+RECORDED = {"inputs", "returned", "raised", "changed", "autograd", "mutated"}  # what the conftest records of a call
+
+
 def test_its_mistake_values_name_public_tests_variants_and_the_catalogues_words_only(released):
     shipped = json.loads((released / student_repository.MISTAKES).read_text())
     assert set(shipped) == {"mistakes", "tests"}
@@ -146,7 +149,7 @@ def test_its_mistake_values_name_public_tests_variants_and_the_catalogues_words_
         unknown = [key for key in entry["mistakes"] if not table.knows(key)]  # a mistake or a pair of them
         assert unknown == [], f"{test}: {unknown}"
         for calls in entry["mistakes"].values():
-            assert all(set(call) <= {"inputs", "returned", "raised", "changed", "autograd"} for call in calls)
+            assert all(set(call) <= RECORDED for call in calls)
             assert all(0 <= call["inputs"] < len(entry["inputs"]) for call in calls)  # each input stored once
         assert len({json.dumps(inputs) for inputs in entry["inputs"]}) == len(entry["inputs"])
     assert shipped["mistakes"] == {key: catalogue.feedback(key) for key in shipped["mistakes"]}

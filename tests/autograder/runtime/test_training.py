@@ -30,3 +30,20 @@ def test_it_says_the_loss_carries_no_gradient_before_any_guess_from_the_accuracy
 
 def test_it_trains_with_a_loss_that_carries_gradients():
     assert train(language_model.next_token_loss).shape == TOKENS[:, :-1].shape
+
+
+# -- TODO 6's answer stays out of the worker: the grader sends the opened gate's biases with each run ----------
+def test_a_run_sent_with_the_opened_gate_starts_where_the_grader_opens_it_itself():
+    """The worker writes in the biases sent (no forget_gate.py there): the model starts as the grader's own."""
+    from autograder.checks import thresholds
+    from autograder.rubric import load
+    from autograder.student import in_package
+
+    recipe = next(recipe for recipe in load().recipes if recipe.function == "SequenceClassifier")
+    run = thresholds.training_run(thresholds.data, recipe.settings, 3, thresholds.GRADER_SEEDS["classifier"])
+    initial = thresholds.initial_classifier(recipe.settings, 3).state_dict()
+    sent = training.with_opened_gate(run, initial)
+    first = next(training.classifier_epochs(in_package("solutions"), *sent.args[:4]))
+    again = next(training.classifier_epochs(in_package("solutions"), *run.args[:4]))  # opened here, the old way
+    assert set(sent.args[0][training.OPENED]) == {name for name in initial if name.startswith("rnn.bias")}
+    assert all(torch.equal(first.state_dict()[name], again.state_dict()[name]) for name in initial)
