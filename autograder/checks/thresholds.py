@@ -172,7 +172,7 @@ def classifier_measures(student, recipe: Recipe, seeds: list[int], stop: Stop | 
     (and here)."""
     runs = {seed: training_run(data, recipe.settings, seed, GRADER_SEEDS[kind(recipe.settings)]) for seed in seeds}
     stopped = stopped_trainings(student, recipe, runs, stop or Stop.of(recipe.settings))
-    student.fresh()  # nothing the training process left behind answers for the measures
+    student.fresh(preload=())  # nothing the training left answers for the measures: forwards only, no optimizer
     found = [_classifier_measure(student, recipe, seed, runs[seed], stopped[seed][0]) for seed in seeds]
     return [replace(measure, epochs=stopped[seed][1]) for seed, measure in zip(seeds, found, strict=True)]
 

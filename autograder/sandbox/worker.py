@@ -116,6 +116,7 @@ class Worker:
         self.output = b""
         self.output_dropped = 0
         self.starts = 0
+        self._preload = limits.preload  # what the next start imports while it warms up (see renew)
         self.answer_by = 0.0  # time.monotonic() by which the current call, its answer read, is due
         self._ready = False
         self._start()  # start now: the worker imports torch while the grader sets up pytest
@@ -126,6 +127,8 @@ class Worker:
         response_r, response_w = os.pipe()
         output_r, output_w = os.pipe()
         self.uid = None
+        # this start's preload; any later one (a restart after a death) imports the whole preload again
+        preload, self._preload = self._preload, self.limits.preload
         if self.starts:
             disk.fresh(self.scratch)  # a fresh worker gets a fresh scratch
         if self.plan.uid:
@@ -145,7 +148,7 @@ class Worker:
             "memory_bytes": self.limits.memory_bytes,
             "max_processes": process_ceiling(self.plan, self.limits.max_processes),
             "disk": disk.in_worker(self.disk, self.scratch),
-            "preload": list(self.limits.preload),
+            "preload": list(preload),
         }
         environment = {"PATH": "/usr/bin:/bin", "HOME": str(self.scratch), "LANG": "C.UTF-8", "OMP_NUM_THREADS": "1"}
         worker = [sys.executable, "-I", "-S", "-c", BOOT, json.dumps(config)]
@@ -234,6 +237,13 @@ class Worker:
                 disk.remove_owned(self._lease.uid)
             self._lease.release()
             self._lease = None
+
+    def renew(self, preload: tuple[str, ...] | None = None) -> None:
+        """End this worker; the next call starts a new one that imports `preload` while it warms up (None: the
+        limits' whole preload). Only that start is lighter: a restart after it dies imports the whole preload,
+        so that no timed call pays for an import the grader could have paid for."""
+        self.close()
+        self._preload = self.limits.preload if preload is None else preload
 
     def __enter__(self) -> "Worker":
         return self

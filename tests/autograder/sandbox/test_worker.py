@@ -167,6 +167,17 @@ def test_it_imports_nothing_it_was_not_asked_to_preload(worker):
     assert Remote(worker).run("probe.loaded", "sklearn").value is False
 
 
+def test_it_renews_a_worker_with_only_the_preload_its_calls_need_but_restarts_it_warm_in_full(sandbox):
+    with Worker(make_package(sandbox), sandbox, WorkerLimits(preload=("colorsys",))) as renewed:
+        remote = Remote(renewed)
+        assert remote.run("probe.loaded", "colorsys").value is True
+        remote.fresh(preload=())
+        assert remote.run("probe.loaded", "colorsys").value is False
+        with pytest.raises(Died):
+            remote.run("probe.spawn_and_hang", os.devnull, "0", timeout=0.5)
+        assert remote.run("probe.loaded", "colorsys").value is True  # a restart for a call is warm in full
+
+
 def test_it_keeps_only_the_start_of_a_flood_of_output(worker):
     remote = Remote(worker)
     assert remote.run("probe.shout", 200_000).value == 200_000
