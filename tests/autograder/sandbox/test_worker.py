@@ -25,6 +25,7 @@ from support import ROOT, SOLUTIONS
 from autograder.runtime.bounds import Budget
 from autograder.runtime.codec import Unsupported
 from autograder.sandbox import Isolation, Worker, WorkerLimits, layers, probe
+from autograder.sandbox.worker import COLD_WORKER
 from autograder.scrub import Fragments, Scrubber
 from autograder.student import Died, Raised, Remote
 
@@ -167,7 +168,10 @@ def test_it_imports_nothing_it_was_not_asked_to_preload(worker):
     assert Remote(worker).run("probe.loaded", "sklearn").value is False
 
 
-def test_it_renews_a_worker_with_only_the_preload_its_calls_need_but_restarts_it_warm_in_full(sandbox):
+def test_it_renews_a_cold_worker_with_only_the_preload_its_calls_need_but_restarts_it_warm_in_full(
+    sandbox, monkeypatch
+):
+    monkeypatch.setenv(COLD_WORKER, "1")  # a warm parent imports the whole preload once for all its workers
     with Worker(make_package(sandbox), sandbox, WorkerLimits(preload=("colorsys",))) as renewed:
         remote = Remote(renewed)
         assert remote.run("probe.loaded", "colorsys").value is True
