@@ -258,6 +258,22 @@ def test_it_starts_a_fresh_worker_after_a_death(worker):
     assert worker.starts == 2
 
 
+def test_it_forks_a_fresh_worker_from_the_same_warm_parent_after_a_normal_end(worker):
+    remote = Remote(worker)
+    assert remote.run("probe.shout", 1).value == 1
+    remote.fresh()
+    assert remote.run("probe.shout", 2).value == 2
+    assert (worker.starts, worker.chains) == (2, 1 if worker.warm else 2)
+
+
+def test_it_restarts_cold_after_a_worker_timed_out_and_still_answers(worker):
+    remote = Remote(worker)
+    with pytest.raises(Died, match=r"\(timeout\)"):
+        remote.run("probe.spawn_and_hang", os.devnull, "0", timeout=0.5)
+    assert remote.run("probe.shout", 3).value == 3
+    assert (worker.starts, worker.chains) == (2, 2)  # every abnormal end ends the chain, warm parent and all
+
+
 def test_it_does_not_blame_a_call_for_a_worker_that_died_before_it(worker):
     remote = Remote(worker)
     assert remote.run("probe.shout", 1).value == 1
