@@ -41,6 +41,7 @@ def parent(config: dict[str, Any], confine: Callable[[dict[str, Any]], dict[str,
     libc.prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)
     libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
     control = socket.socket(fileno=config["control_fd"])
+    kept = made(config["clear"], mount_points())  # before any worker has run
     current = 0  # the worker last forked
     while True:
         try:
@@ -50,7 +51,7 @@ def parent(config: dict[str, Any], confine: Callable[[dict[str, Any]], dict[str,
         if not data:
             kill_descendants()
             return
-        answer, current = clean(config["clear"], current), 0
+        answer, current = clean(config["clear"], kept, current), 0
         if data == b"fork" and len(fds) == WORKER_FDS:
             answer["pid"] = current = fork(config, confine, control, fds)
         for fd in fds:
@@ -58,12 +59,12 @@ def parent(config: dict[str, Any], confine: Callable[[dict[str, Any]], dict[str,
         control.sendall(json.dumps(answer).encode())
 
 
-def clean(folders: list[str], current: int) -> dict[str, Any]:
+def clean(folders: list[str], kept: dict[str, str], current: int) -> dict[str, Any]:
     """Kill every descendant, then empty the writable `folders`: how the `current` worker ended (None where
     it had to be killed), how many processes were killed, and the folders now empty."""
     status = ended(current) if current else None
     killed = kill_descendants()
-    cleared = [folder for folder in folders if empty(folder)]
+    cleared = [folder for folder in folders if empty(folder, kept)]
     return {"status": status, "killed": killed, "cleared": cleared}
 
 
@@ -148,31 +149,60 @@ def kill_descendants() -> int:
         time.sleep(0.005)
 
 
-def empty(folder: str, mounts: frozenset[str] | None = None) -> bool:
-    """Remove everything in `folder` but the mount points (the sandbox and the interpreter bound into /tmp) and
-    the folders on the way to them, emptied in turn; whether nothing else is left. No link is followed."""
-    mounts = mount_points() if mounts is None else mounts
+def made(folders: list[str], mounts: frozenset[str]) -> dict[str, str]:
+    """What the chain made in the writable `folders` before any worker ran (the folders and links on the way
+    to what it bound, the mount points): path -> `kind`, kept as it is and restored where a worker changed it."""
+    found, queue = {}, list(folders)
+    while queue:
+        folder = queue.pop()
+        with contextlib.suppress(OSError):
+            for name in os.listdir(folder):
+                path = os.path.join(folder, name)
+                found[path] = "mount" if path in mounts else kind(path)
+                if found[path] == "folder":
+                    queue.append(path)
+    return {path: what for path, what in found.items() if what != "file"}
+
+
+def kind(path: str) -> str:
+    """What `path` is, never following a link: a link and its target, a folder, or a file."""
+    if os.path.islink(path):
+        return f"link to {os.readlink(path)}"
+    return "folder" if os.path.isdir(path) else "file"
+
+
+def empty(folder: str, kept: dict[str, str]) -> bool:
+    """Remove everything in `folder` but what the chain made (`kept`: restored where it was changed or removed);
+    whether `folder` holds exactly that now. No link is followed."""
     with contextlib.suppress(OSError):
         info = os.stat(folder, follow_symlinks=False)
         if info.st_uid == os.getuid():  # a folder of its own the worker shut: opened again
             os.chmod(folder, info.st_mode | 0o700, follow_symlinks=False)
         for name in os.listdir(folder):
             path = os.path.join(folder, name)
-            if path in mounts:
+            if kept.get(path) == "mount" or kept.get(path) == kind(path):
                 continue
-            if any(mount.startswith(path + "/") for mount in mounts) and not os.path.islink(path):
-                empty(path, mounts)
-            elif os.path.isdir(path) and not os.path.islink(path):
+            if os.path.isdir(path) and not os.path.islink(path):
                 subprocess.run(["chmod", "-R", "u+rwX", "--", path], capture_output=True, check=False)
                 subprocess.run(["rm", "-rf", "--", path], capture_output=True, check=False)
             else:
                 os.unlink(path)
-        return all(mount_or_on_the_way(os.path.join(folder, name), mounts) for name in os.listdir(folder))
+        for path, what in kept.items():
+            if os.path.dirname(path) == folder and not os.path.lexists(path):
+                restore(path, what)
+        inside = [path for path, what in kept.items() if os.path.dirname(path) == folder and what == "folder"]
+        return all(empty(path, kept) for path in inside) and sorted(os.listdir(folder)) == sorted(
+            os.path.basename(path) for path in kept if os.path.dirname(path) == folder
+        )
     return False
 
 
-def mount_or_on_the_way(path: str, mounts: frozenset[str]) -> bool:
-    return path in mounts or any(mount.startswith(path + "/") for mount in mounts)
+def restore(path: str, what: str) -> None:
+    """Make again a folder or a link of the chain's that a worker removed."""
+    if what == "folder":
+        os.mkdir(path, 0o755)
+    elif what.startswith("link to "):
+        os.symlink(what.removeprefix("link to "), path)
 
 
 def mount_points() -> frozenset[str]:
