@@ -248,9 +248,10 @@ class Runner:
     def _answer(self, request: dict[str, Any], timeout: float | None) -> tuple[dict[str, Any], str]:
         raise NotImplementedError
 
-    def fresh(self) -> None:
+    def fresh(self, preload: tuple[str, ...] | None = None) -> None:
         """The next call runs in a new process with the student's modules imported anew (nothing that an
-        earlier call, or an import, left behind in the old one answers it). In process: nothing to renew."""
+        earlier call, or an import, left behind in the old one answers it); `preload`: the modules its calls
+        need warm (None: all the rubric's; () for forwards only). In process: nothing to renew."""
 
     def scrub(self, value: Any) -> Any:
         """Every text in `value` that came from the student's side, without quotes of the grader's files."""
@@ -312,8 +313,8 @@ class Remote(Runner):
         hint = "An answer far larger than the task asks for?"
         raise Died(f"{_subject(target)} did not finish (timeout): {detail}. {hint}", "timeout")
 
-    def fresh(self) -> None:
-        self.worker.close()  # the next request starts a new worker, layers and all
+    def fresh(self, preload: tuple[str, ...] | None = None) -> None:
+        self.worker.renew(preload)  # the next request starts a new worker, layers and all
 
     def _keep_output(self) -> str:
         """The call's output, scrubbed, added to the transcript."""

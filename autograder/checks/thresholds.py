@@ -205,13 +205,14 @@ def classifier_measures(student, recipe: Recipe, seeds: list[int], stop: Stop | 
     found = _trained_and_measured(student, recipe, runs, stop)
     rest = {seed: run for seed, run in runs.items() if seed not in found}
     if rest and not medians.verdict_decided(recipe.settings, list(found.values()), len(seeds)):
+        student.fresh()  # the rest train in a worker warmed for training, not in the measures' lighter one
         found |= _trained_and_measured(student, recipe, rest, replace(stop, decides_early=False))
     return [found.get(seed, NOT_NEEDED) for seed in seeds]
 
 
 def _trained_and_measured(student, recipe: Recipe, runs: dict[int, training.Run], stop: Stop) -> dict[int, Measure]:
     stopped = stopped_trainings(student, recipe, runs, stop)
-    student.fresh()  # nothing the training process left behind answers for the measures
+    student.fresh(preload=())  # nothing the training left answers for the measures: forwards only, no optimizer
     return {
         seed: replace(_classifier_measure(student, recipe, seed, run, stopped[seed].state), epochs=stopped[seed].epochs)
         for seed, run in runs.items()

@@ -15,6 +15,7 @@ import os
 import select
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -43,6 +44,20 @@ BOOT = (  # the worker's own layers first, while it is one thread that has impor
     "from autograde_runtime import serve\n"
     "serve.main(config, confined)\n"
 )
+# the warm parent (runtime/warm.py): the chain's python imports torch and the preload, then forks each worker
+BOOT_WARM = (
+    "import json, sys\n"
+    "config = json.loads(sys.argv[1])\n"
+    "sys.path[:0] = [config['runtime']]\n"
+    "sys.path += config['site']\n"
+    "from autograde_sandbox import confine\n"
+    "from autograde_runtime import serve, warm\n"
+    "serve.warm_up(config['preload'])\n"
+    "warm.parent(config, confine.confine)\n"
+)
+COLD_WORKER = "AUTOGRADE_COLD_WORKER"  # =1 in the grader's environment: every worker a cold chain (the old way)
+PRIVATE_FOLDERS = (*namespaces.PRIVATE, "/dev/shm")  # inside the namespaces: the worker's own, emptied per worker
+CONTROL_BYTES = 1 << 12  # the warm parent's answer: a few numbers and folder names
 STOP_GRACE = 10.0  # seconds the supervisor gets to kill the worker's processes before it is killed itself
 
 
@@ -117,18 +132,49 @@ class Worker:
         self.output = b""
         self.output_dropped = 0
         self.starts = 0
+        self._preload = limits.preload  # what the next start imports while it warms up (see renew)
         self.answer_by = 0.0  # time.monotonic() by which the current call, its answer read, is due
         self._ready = False
-        self._start()  # start now: the worker imports torch while the grader sets up pytest
+        self._serving = False  # a worker is up (or starting) and its pipes open
+        self.chains = 0  # the layers' chains started: one per cold worker, one per warm parent
+        self._control: socket.socket | None = None  # to the warm parent
+        self._parent_output: int | None = None
+        self.parent_output = b""  # the start of what the warm parent printed (a layer that failed says so)
+        # a worker forked from a warm parent where its disk is known to the parent: private folders, or Landlock
+        self.warm = os.environ.get(COLD_WORKER) != "1" and bool(self.plan.namespaces or self.plan.landlock)
+        # start now: the worker (or the warm parent) imports torch while the grader sets up pytest
+        self._start_parent() if self.warm else self._start()
 
     # -- lifecycle -------------------------------------------------------------
     def _start(self) -> None:
+        """A new worker: forked by the warm parent (started first where there is none), or a cold chain."""
+        # this start's preload; any later one (a restart after a death) imports the whole preload again
+        preload, self._preload = self._preload, self.limits.preload
         request_r, request_w = os.pipe()
         response_r, response_w = os.pipe()
         output_r, output_w = os.pipe()
+        try:
+            if self.warm:
+                self._fork((request_r, response_w, output_w))
+            else:
+                self._start_chain(BOOT, preload, {"request_fd": request_r, "response_fd": response_w}, output_w)
+        except BaseException:
+            for fd in (request_w, response_r, output_r):
+                os.close(fd)
+            raise
+        finally:
+            for fd in (request_r, response_w, output_w):
+                os.close(fd)
+        self._request_w, self._response_r, self._output_r = request_w, response_r, output_r
+        os.set_blocking(self._output_r, False)
+        self.starts += 1
+        self._serving, self._ready = True, False
+
+    def _start_chain(self, boot: str, preload: tuple[str, ...], fds: dict[str, int], output_w: int) -> None:
+        """The layers' whole chain, down to `python -I -S -c boot` holding the descriptors `fds`."""
         self.uid = None
-        if self.starts:
-            disk.fresh(self.scratch)  # a fresh worker gets a fresh scratch
+        if self.chains:
+            disk.fresh(self.scratch)  # a fresh chain gets a fresh scratch
         if self.plan.uid:
             self._lease = uid.Lease()
             self.uid = self._lease.uid
@@ -141,24 +187,23 @@ class Worker:
             "runtime": str(self.runtime),
             "confine": layers.in_worker(self.plan, self.sandbox),
             "site": paths.site_directories(),
-            "request_fd": request_r,
-            "response_fd": response_w,
+            **fds,
             "memory_bytes": self.limits.memory_bytes,
             "max_processes": process_ceiling(self.plan, self.limits.max_processes),
             "disk": disk.in_worker(self.disk, self.scratch),
-            "preload": list(self.limits.preload),
+            "preload": list(preload),
+            "clear": self._cleared(),
         }
         environment = {"PATH": "/usr/bin:/bin", "HOME": str(self.scratch), "LANG": "C.UTF-8", "OMP_NUM_THREADS": "1"}
-        worker = [sys.executable, "-I", "-S", "-c", BOOT, json.dumps(config)]
+        worker = [sys.executable, "-I", "-S", "-c", boot, json.dumps(config)]
+        passed = tuple(fds.values())
         try:
             self.process = subprocess.Popen(
-                layers.command(
-                    self.plan, self.sandbox, self.uid, worker, (request_r, response_w), self._procs(), self.disk
-                ),
+                layers.command(self.plan, self.sandbox, self.uid, worker, passed, self._procs(), self.disk),
                 stdin=subprocess.DEVNULL,
                 stdout=output_w,
                 stderr=output_w,
-                pass_fds=(request_r, response_w),
+                pass_fds=passed,
                 cwd=self.scratch,
                 env=environment,
                 start_new_session=True,
@@ -166,12 +211,62 @@ class Worker:
         except OSError:
             self._remove_group()
             raise
-        for fd in (request_r, response_w, output_w):
-            os.close(fd)
-        self._request_w, self._response_r, self._output_r = request_w, response_r, output_r
-        os.set_blocking(self._output_r, False)
-        self.starts += 1
-        self._ready = False
+        self.chains += 1
+
+    def _start_parent(self) -> None:
+        """The chain down to the warm parent, which imports torch and the preload while the grader goes on."""
+        control, parents = socket.socketpair()
+        output_r, output_w = os.pipe()  # the parent's own output: what it says if it fails to start
+        try:
+            self._start_chain(BOOT_WARM, self.limits.preload, {"control_fd": parents.fileno()}, output_w)
+        except BaseException:
+            control.close()
+            os.close(output_r)
+            raise
+        finally:
+            parents.close()
+            os.close(output_w)
+        self._control, self._parent_output = control, output_r
+        os.set_blocking(output_r, False)
+        control.settimeout(self.limits.start_timeout)  # it warms up first; no student code has run in it
+
+    def _fork(self, fds: tuple[int, int, int]) -> None:
+        """A worker forked by the warm parent, on clean ground; a new chain (its disk new) if it was not clean."""
+        for _ in range(2):
+            if self._control is None:
+                self._start_parent()
+            answer = self._ask(b"fork", fds)
+            if answer is not None and isinstance(answer.get("pid"), int) and answer.get("cleared") == self._cleared():
+                return
+            self._drain_parent()
+            self.end()
+        raise WorkerDied("not started", f"the worker did not warm up (nor its warm parent{self._parent_said()})")
+
+    def _cleared(self) -> list[str]:
+        """The folders a worker may write, which the warm parent empties before each fork."""
+        return [str(self.scratch), *(PRIVATE_FOLDERS if self.plan.namespaces else ())]
+
+    def _ask(self, request: bytes, fds: tuple[int, ...] = ()) -> dict[str, Any] | None:
+        """The warm parent's answer to `request` (a small JSON object), or None where it gave none."""
+        assert self._control is not None
+        try:
+            socket.send_fds(self._control, [request], list(fds))
+            answer = json.loads(self._control.recv(CONTROL_BYTES) or b"null")
+        except (OSError, ValueError):
+            return None
+        return answer if isinstance(answer, dict) else None
+
+    def _drain_parent(self) -> None:
+        """Keep the start of what the warm parent printed (a layer that failed says so), drop the rest."""
+        if self._parent_output is None:
+            return
+        with contextlib.suppress(OSError):
+            while chunk := os.read(self._parent_output, 1 << 16):
+                self.parent_output = (self.parent_output + chunk)[: self.limits.output_bytes]
+
+    def _parent_said(self) -> str:
+        text = self.parent_output.decode("utf-8", "replace").strip()
+        return f", which said: {text[-500:]}" if text else ""
 
     def _remove_group(self) -> None:
         if self._group is not None:
@@ -194,38 +289,64 @@ class Worker:
         """
         if self._ready:
             return
+        if not self._serving:
+            self._start()
         timeout = self.limits.start_timeout
         try:  # no student code has run yet: a worker that does not warm up is the machine's failure
             ready = _codec().loads(self._wait_for_reply(time.monotonic() + timeout, timeout), self.limits.text)
         except WorkerDied as death:
             raise WorkerDied("not started", f"the worker did not warm up ({death.detail})") from None
         if not isinstance(ready, dict) or ready.get("ready") is not True:
-            self.close()
+            self.end()
             raise WorkerDied("crash", "the worker did not start properly")
         failed = confinement_failures(self.plan, ready.get("confined", {}))
         if failed:
             self.isolation = replace(self.isolation, failures=[*self.isolation.failures, *failed])
             if self.required:
-                self.close()
+                self.end()
                 self.refused = f"isolation required, but in the worker {'; '.join(map(str, failed))}"
                 raise IsolationRefused(self.refused)
         self._ready = True
 
     def close(self) -> None:
-        """Kill the worker and everything it started: the supervisor does, then ends; its cgroup and uid last."""
-        if self.process is None:
+        """End the worker the caller used: the warm parent kills it and everything it started and empties its
+        disk (where it cannot, or there is none, the whole chain ends, as `end` does)."""
+        if not self._serving:
             return
-        with contextlib.suppress(ProcessLookupError):
-            os.kill(self.process.pid, signal.SIGTERM)
-        try:
-            self.process.wait(timeout=STOP_GRACE)
-        except subprocess.TimeoutExpired:
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(self.process.pid, signal.SIGKILL)
-            self.process.wait()
+        if self._control is None:
+            self.end()
+            return
+        self._close_pipes()
+        if self._ask(b"end") is None:
+            self.end()
+
+    def _close_pipes(self) -> None:
         for fd in (self._request_w, self._response_r, self._output_r):
             with contextlib.suppress(OSError):
                 os.close(fd)
+        self._serving = False
+
+    def end(self) -> int | None:
+        """End the whole chain: the supervisor kills every process of it, then ends; its cgroup and uid last.
+        The supervisor's exit status (None where there was no chain)."""
+        if self._serving:
+            self._close_pipes()
+        if self._control is not None:
+            self._control.close()
+            self._control = None
+        if self._parent_output is not None:
+            os.close(self._parent_output)
+            self._parent_output = None
+        if self.process is None:
+            return None
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(self.process.pid, signal.SIGTERM)
+        try:
+            status = self.process.wait(timeout=STOP_GRACE)
+        except subprocess.TimeoutExpired:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(self.process.pid, signal.SIGKILL)
+            status = self.process.wait()
         self.process = None
         self.isolation = self.isolation.looked_after(leftovers.clear(self._trace()))
         self._remove_group()
@@ -235,20 +356,28 @@ class Worker:
                 disk.remove_owned(self._lease.uid)
             self._lease.release()
             self._lease = None
+        return status
+
+    def renew(self, preload: tuple[str, ...] | None = None) -> None:
+        """End this worker; the next call starts a new one that imports `preload` while it warms up (None: the
+        limits' whole preload). Only that start is lighter: a restart after it dies imports the whole preload,
+        so that no timed call pays for an import the grader could have paid for."""
+        self.close()
+        self._preload = self.limits.preload if preload is None else preload
 
     def __enter__(self) -> "Worker":
         return self
 
     def __exit__(self, *exc: object) -> None:
-        self.close()
+        self.end()
 
     # -- calls -----------------------------------------------------------------
     def request(self, message: dict[str, Any], timeout: float) -> dict[str, Any]:
         """Send one request; wait at most `timeout` seconds (plus start-up) for the answer, then read it
         within its bounds (the reading may run past `answer_by`: the caller decides what that costs)."""
-        if self.process is not None and self.process.poll() is not None:
-            self.close()  # it ended after its last answer: this call is not to blame, so it gets a fresh worker
-        if self.process is None:
+        if self._serving and self._ended():
+            self.end()  # it ended after its last answer: this call is not to blame, so it gets a fresh worker
+        if not self._serving:
             self._start()
         if not self._ready:
             self.await_ready()
@@ -262,7 +391,7 @@ class Worker:
         self._drain_output()
         response = _codec().loads(payload, self.limits.text)
         if isinstance(response, dict) and response.get("phase") == "disk":  # met its bound: the next call starts afresh
-            self.close()
+            self.end()
             raise WorkerDied(disk.FULL, disk.message(self.disk.bytes))
         return response
 
@@ -270,7 +399,7 @@ class Worker:
         header = self._read(HEADER.size, deadline, timeout)
         size = HEADER.unpack(header)[0]
         if size > self.limits.response_bytes:
-            self.close()
+            self.end()
             limit = self.limits.response_bytes
             raise WorkerDied("crash", f"the answer was {size} bytes, more than the {limit} allowed")
         return self._read(size, deadline, timeout)
@@ -280,7 +409,7 @@ class Worker:
         while len(data) < size:
             remaining = deadline - time.monotonic()
             if remaining <= 0:
-                self.close()
+                self.end()
                 raise WorkerDied("timeout", f"no answer within {timeout:g} s")
             ready, _, _ = select.select([self._response_r, self._output_r], [], [], remaining)
             if self._output_r in ready:
@@ -304,14 +433,28 @@ class Worker:
             self.output += chunk[: max(room, 0)]
             self.output_dropped += max(len(chunk) - max(room, 0), 0)
 
-    def _death(self, when: str) -> WorkerDied:
+    def _ended(self) -> bool:
+        """Whether the worker ended (or spoke unasked) since its last answer: a new one answers the next call."""
+        if self.process is None or self.process.poll() is not None:
+            return True
+        return self._control is not None and bool(select.select([self._response_r], [], [], 0)[0])
+
+    def _status(self) -> int | None:
+        """How the worker ended, as the supervisor reports it (a signal n as 128 + n; None: it did not end)."""
+        answer = self._ask(b"end") if self._control is not None else None
+        if answer is not None:  # the warm parent waited for its child a moment, then killed what was left
+            return answer["status"] if isinstance(answer.get("status"), int) else None
         assert self.process is not None
         try:
-            code = self.process.wait(timeout=5)
+            return self.process.wait(timeout=5)
         except subprocess.TimeoutExpired:
-            code = None
+            return None
+
+    def _death(self, when: str) -> WorkerDied:
+        code = self._status()
         self._drain_output()
-        self.close()
+        if self.end() == disk.STATUS:  # every abnormal end ends the chain: the next worker starts cold
+            code = disk.STATUS
         if code == disk.STATUS or code == 128 + signal.SIGXFSZ:  # the supervisor saw it past its disk bound
             return WorkerDied(disk.FULL, f"{disk.message(self.disk.bytes)} {when}")
         if code is not None and code > 128:  # the supervisor reports a signal n as 128 + n

@@ -12,6 +12,7 @@ from support import EXERCISES, ROOT, SOLUTIONS, appended_to, build_submission, g
 from autograder import cli, rubric, stubs
 from autograder.grading import writers
 from autograder.grading.grade import INDUCTOR_CACHE, PRELOAD, GradingError, caches_in, copy_submission, limits_from
+from autograder.sandbox.worker import COLD_WORKER
 
 pytestmark = pytest.mark.gradings  # every test here grades submissions through the worker
 
@@ -258,3 +259,16 @@ def test_it_makes_the_caches_of_its_imports_in_the_gradings_own_folder_then_rest
     with caches_in(tmp_path):
         assert os.environ[INDUCTOR_CACHE] == "/elsewhere"
     assert os.environ[INDUCTOR_CACHE] == "/elsewhere"
+
+
+def test_it_grades_a_mistake_alike_with_a_warm_parent_and_with_cold_workers(submission, monkeypatch):
+    mistake = (ROOT / "tests" / "corpus" / "mistakes" / "C2_last_step_of_padding.py").read_text()
+    folder = submission({"classifier": appended_to("classifier", mistake)})
+    warm = grade(folder, only=["SequenceClassifier"])  # fresh workers forked from one parent (a threshold item's)
+    monkeypatch.setenv(COLD_WORKER, "1")
+    cold = grade(folder, only=["SequenceClassifier"])
+    verdicts = [
+        [(item.name, item.score, item.feedback, item.measured) for item in result.items] for result in (warm, cold)
+    ]
+    assert verdicts[0] == verdicts[1]
+    assert any(item.status == "failed" for item in warm.items), "the mistake should cost an item"

@@ -25,6 +25,7 @@ from support import ROOT, SOLUTIONS
 from autograder.runtime.bounds import Budget
 from autograder.runtime.codec import Unsupported
 from autograder.sandbox import Isolation, Worker, WorkerLimits, layers, probe
+from autograder.sandbox.worker import COLD_WORKER
 from autograder.scrub import Fragments, Scrubber
 from autograder.student import Died, Raised, Remote
 
@@ -105,6 +106,51 @@ def huge_error(lines):
     sys.modules["autograde_runtime.harness"].MAX_MESSAGE = 10**9  # as a student's own harness would send it
     raise ValueError("e\\n" * lines)
 
+def leave_traces(token):
+    import builtins, colorsys
+    for folder in (os.getcwd(), "/tmp", "/dev/shm"):
+        try:
+            with open(os.path.join(folder, "trace-" + token), "w") as trace:
+                trace.write(token)
+        except OSError:
+            pass
+    os.environ["TRACE"] = colorsys.TRACE = builtins.TRACE = token
+    globals()["TRACE"] = token
+    subprocess.Popen(["sh", "-c", f"sleep 600; : {token}"], start_new_session=True)  # the shell waits, named
+    return True
+
+def traces(token):
+    import builtins, colorsys
+    found = [folder for folder in (os.getcwd(), "/tmp", "/dev/shm") if os.path.exists(f"{folder}/trace-{token}")]
+    marks = {"environment": os.environ.get("TRACE"), "module": getattr(colorsys, "TRACE", None)}
+    marks |= {"builtins": getattr(builtins, "TRACE", None), "global": globals().get("TRACE")}
+    return found + [name for name, value in marks.items() if value]
+
+def reach_parent():
+    import ctypes, signal
+    class Slice(ctypes.Structure):
+        _fields_ = [("base", ctypes.c_void_p), ("size", ctypes.c_size_t)]
+    parent, libc, found = os.getppid(), ctypes.CDLL(None, use_errno=True), {}
+    try:
+        with open(f"/proc/{parent}/mem", "rb") as memory:
+            memory.read(1)
+        found["mem"] = True
+    except OSError:
+        found["mem"] = False
+    own = ctypes.create_string_buffer(b"forked", 8)  # at the same address in the parent: the child is its copy
+    into = ctypes.create_string_buffer(8)
+    found["vm_read"] = libc.process_vm_readv(
+        parent, ctypes.byref(Slice(ctypes.addressof(into), 8)), 1, ctypes.byref(Slice(ctypes.addressof(own), 8)), 1, 0
+    ) == 8
+    found["ptrace"] = libc.ptrace(16, parent, None, None) == 0  # PTRACE_ATTACH
+    for number in (signal.SIGSTOP, signal.SIGKILL):  # init of its PID namespace, or out of Landlock's signal scope
+        try:
+            os.kill(parent, number)
+        except OSError:
+            pass
+    time.sleep(0.5)
+    return found
+
 def spawn_and_hang(started, token):
     code = f"import time; open({started!r}, 'w').write('started'); print('started', flush=True); time.sleep(60)"
     subprocess.Popen([sys.executable, "-c", code, token], start_new_session=True)
@@ -167,6 +213,20 @@ def test_it_imports_nothing_it_was_not_asked_to_preload(worker):
     assert Remote(worker).run("probe.loaded", "sklearn").value is False
 
 
+def test_it_renews_a_cold_worker_with_only_the_preload_its_calls_need_but_restarts_it_warm_in_full(
+    sandbox, monkeypatch
+):
+    monkeypatch.setenv(COLD_WORKER, "1")  # a warm parent imports the whole preload once for all its workers
+    with Worker(make_package(sandbox), sandbox, WorkerLimits(preload=("colorsys",))) as renewed:
+        remote = Remote(renewed)
+        assert remote.run("probe.loaded", "colorsys").value is True
+        remote.fresh(preload=())
+        assert remote.run("probe.loaded", "colorsys").value is False
+        with pytest.raises(Died):
+            remote.run("probe.spawn_and_hang", os.devnull, "0", timeout=0.5)
+        assert remote.run("probe.loaded", "colorsys").value is True  # a restart for a call is warm in full
+
+
 def test_it_keeps_only_the_start_of_a_flood_of_output(worker):
     remote = Remote(worker)
     assert remote.run("probe.shout", 200_000).value == 200_000
@@ -196,6 +256,22 @@ def test_it_starts_a_fresh_worker_after_a_death(worker):
         remote.run("probe.spawn_and_hang", os.devnull, "0", timeout=0.5)
     assert remote.run("probe.shout", 1).value == 1
     assert worker.starts == 2
+
+
+def test_it_forks_a_fresh_worker_from_the_same_warm_parent_after_a_normal_end(worker):
+    remote = Remote(worker)
+    assert remote.run("probe.shout", 1).value == 1
+    remote.fresh()
+    assert remote.run("probe.shout", 2).value == 2
+    assert (worker.starts, worker.chains) == (2, 1 if worker.warm else 2)
+
+
+def test_it_restarts_cold_after_a_worker_timed_out_and_still_answers(worker):
+    remote = Remote(worker)
+    with pytest.raises(Died, match=r"\(timeout\)"):
+        remote.run("probe.spawn_and_hang", os.devnull, "0", timeout=0.5)
+    assert remote.run("probe.shout", 3).value == 3
+    assert (worker.starts, worker.chains) == (2, 2)  # every abnormal end ends the chain, warm parent and all
 
 
 def test_it_does_not_blame_a_call_for_a_worker_that_died_before_it(worker):
@@ -291,7 +367,7 @@ def test_it_checks_the_gradings_deadline_after_each_call(worker):
 
 # -- the OS-level protections, in every tier -------------------------------------------------------
 CHECKS = """
-import json, sys
+import json, secrets, sys
 from pathlib import Path
 from autograder.sandbox import Worker, WorkerLimits
 from autograder.student import Remote, StudentError
@@ -306,6 +382,14 @@ with Worker(Path(sandbox) / "submission", Path(sandbox), WorkerLimits(max_proces
     except StudentError as error:
         found["write"] = str(error).splitlines()[0]
     found["spawn"] = remote.run("probe.spawn", 100).value
+    found["warm"], token = worker.warm, secrets.token_hex(8)
+    if worker.warm:  # a second worker forked from the same parent: nothing of the first, the parent out of its reach
+        remote.run("probe.leave_traces", token)
+        remote.fresh()
+        found["traces"], found["token"] = remote.run("probe.traces", token).value, token
+        found["parent"] = remote.run("probe.reach_parent").value
+        remote.fresh()
+        found["after"], found["chains"] = remote.run("probe.shout", 1).value, worker.chains
     found["isolation"] = worker.isolation.as_dict()
     print(json.dumps(found), flush=True)
     remote.run("probe.beat", heartbeat, 120.0, timeout=180)  # until this grading process is killed
@@ -358,6 +442,7 @@ def run_checks(tier: tiers.Tier, work: Path) -> dict:
         )
         try:
             found = json.loads(grader.stdout.readline() or "{}")
+            found["left_running"] = processes_with(found["token"]) if "token" in found else []  # the first worker's
             found["wrote_outside"] = marker.exists()
             deadline = time.monotonic() + 120
             while not seen(heartbeat, str(sandbox)) and grader.poll() is None and time.monotonic() < deadline:
@@ -418,6 +503,22 @@ def test_it_keeps_what_the_worker_writes_to_tmp_inside_the_worker_where_the_tier
 def test_it_caps_the_number_of_processes(tier, checked):
     started = checked(tier)["spawn"]
     assert started.endswith("then BlockingIOError"), started
+
+
+@pytest.mark.parametrize("tier", tier_cases())
+def test_it_forks_a_second_worker_that_sees_nothing_of_the_first_where_it_is_warm(tier, checked):
+    found = checked(tier)
+    assert found["warm"] == (tiers.expected(tier).private_tmp), f"warm or cold where it should not: {found}"
+    if found["warm"]:
+        assert found["traces"] == [] and found["left_running"] == [], found
+
+
+@pytest.mark.parametrize("tier", tier_cases())
+def test_it_keeps_the_warm_parent_out_of_its_workers_reach(tier, checked):
+    found = checked(tier)
+    if found["warm"]:
+        assert found["parent"] == {"mem": False, "vm_read": False, "ptrace": False}, found["parent"]
+        assert found["after"] == 1 and found["chains"] == 1, "the worker stopped or killed its warm parent"
 
 
 def test_a_worker_that_does_not_warm_up_in_time_is_not_started_never_the_students_timeout(sandbox):
