@@ -13,9 +13,19 @@ The suite's junit XML also gives, per part, the time its tests took (summed over
 processes: a share of the work, not of the wall clock). The CPU time of both (every process they
 started and waited for) shows how much of the suite is work rather than waiting, and how busy it
 kept the machine's cores.
+
+    python benchmarks/bench_suite.py --against f8828fe            # also the same command at that revision
+    python benchmarks/bench_suite.py --against f8828fe --profile  # and each test's CPU, both sides
+
+`--against REV` checks REV out in a temporary git worktree and runs the same pytest command there,
+with PYTHONPATH set to that checkout (an editable install may point elsewhere: each side imports its
+own `autograder`), then prints both sides' CPU and wall time and their ratios (issue 34: this
+checkout's CPU at most 0.6x the revision before it). `--profile` loads `cpu_profile.py` (this
+folder) into both runs and prints the files and tests that took the most CPU.
 """
 
 import argparse
+import json
 import os
 import resource
 import subprocess
@@ -30,6 +40,8 @@ ROOT = Path(__file__).resolve().parents[1]
 PARTS = {"corpus": ["tests/corpus"], "attacks": ["tests/attacks"]}  # the rest: everything else
 TARGET_WHOLE = 20.0  # gradings' worth
 TARGET_FAST = 120.0  # seconds, for -m "not slow"
+TARGET_AGAINST = 0.6  # issue 34: the suite's CPU against the revision before it
+HERE = Path(__file__).resolve().parent
 
 
 def children_cpu() -> float:
@@ -38,10 +50,12 @@ def children_cpu() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
-def timed(command: list[str]) -> tuple[float, int, float]:
-    """Seconds the command took, its exit status and the CPU seconds it used; its output goes to this terminal."""
+def timed(command: list[str], checkout: Path = ROOT) -> tuple[float, int, float]:
+    """Seconds the command took in the checkout (its own `autograder` first on the path), its exit status
+    and the CPU seconds it used; its output goes to this terminal."""
+    path = os.pathsep.join([str(checkout), str(HERE), os.environ.get("PYTHONPATH", "")]).rstrip(os.pathsep)
     started, cpu = time.monotonic(), children_cpu()
-    finished = subprocess.run(command, cwd=ROOT)
+    finished = subprocess.run(command, cwd=checkout, env={**os.environ, "PYTHONPATH": path})
     return time.monotonic() - started, finished.returncode, children_cpu() - cpu
 
 
@@ -77,41 +91,103 @@ def slowest_files(junit: Path, count: int = 12) -> list[tuple[str, float]]:
     return sorted(found.items(), key=lambda pair: -pair[1])[:count]
 
 
-def suite(arguments: list[str], junit: Path) -> tuple[float, int, float]:
-    return timed([sys.executable, "-m", "pytest", "-q", f"--junitxml={junit}", *arguments])
+def suite(arguments: list[str], junit: Path, checkout: Path = ROOT) -> tuple[float, int, float]:
+    return timed([sys.executable, "-m", "pytest", "-q", f"--junitxml={junit}", *arguments], checkout)
+
+
+def profiled(arguments: list[str], folder: Path, side: str, profile: bool) -> list[str]:
+    """The arguments with the CPU profile plugin loaded, writing to folder/side.json, if asked."""
+    return [*arguments, "-p", "cpu_profile", f"--cpu-profile={folder / side}.json"] if profile else arguments
+
+
+def against(revision: str, arguments: list[str], folder: Path) -> tuple[float, int, float]:
+    """The same pytest command in a temporary worktree of the revision (removed after)."""
+    checkout = folder / "against"
+    subprocess.run(["git", "worktree", "add", "--detach", "--quiet", str(checkout), revision], cwd=ROOT, check=True)
+    try:
+        return suite(arguments, folder / "against.xml", checkout)
+    finally:
+        subprocess.run(["git", "worktree", "remove", "--force", str(checkout)], cwd=ROOT, check=False)
+
+
+def top_cpu(profile: Path, count: int = 15) -> tuple[float, list[tuple[str, float]], list[tuple[str, float]]]:
+    """From cpu_profile.py's JSON: the total CPU, the files and the tests that took the most of it."""
+    record = json.loads(profile.read_text())
+    files: dict[str, float] = defaultdict(float)
+    for test, seconds in record["tests"].items():
+        files[test.split("::")[0]] += seconds
+    ranked = [sorted(found.items(), key=lambda pair: -pair[1])[:count] for found in (files, record["tests"])]
+    return record["total"], ranked[0], ranked[1]
+
+
+def print_profile(side: str, profile: Path) -> None:
+    if not profile.exists():
+        return print(f"{side}: no profile written")
+    total, files, tests = top_cpu(profile)
+    print(f"{side}: {total:.0f} s of CPU; the files and the tests that took the most:")
+    for name, spent in [*files, ("", 0.0), *tests]:
+        print(f"  {spent:7.0f} s  {name}" if name else "")
+
+
+def print_against(revision: str, here: tuple[float, int, float], there: tuple[float, int, float]) -> None:
+    """Both sides' wall and CPU time and the ratios, this checkout's over the revision's."""
+    (seconds, status, cpu), (then_seconds, then_status, then_cpu) = here, there
+    print(f"against {revision}: {then_seconds:.0f} s, {then_cpu:.0f} s of CPU (exit {then_status})")
+    print(f"  this checkout:  {seconds:.0f} s, {cpu:.0f} s of CPU (exit {status})")
+    ratio = cpu / then_cpu if then_cpu else float("inf")
+    print(f"  CPU {ratio:.2f}x, wall {seconds / then_seconds:.2f}x of {revision}")
+    print(f"target: CPU at most {TARGET_AGAINST:g}x: {'met' if ratio <= TARGET_AGAINST else 'NOT met'}")
+
+
+def print_suite(arguments: list[str], unit: float, unit_cpu: float, run: tuple[float, int, float]) -> None:
+    seconds, status, cpu = run
+    print(f"python -m pytest {' '.join(arguments)}: {seconds:.0f} s = {seconds / unit:.1f} gradings (exit {status})")
+    cores = os.cpu_count() or 1
+    busy = cpu / seconds / cores
+    print(f"  {cpu:.0f} s of CPU = {cpu / unit_cpu:.1f} gradings' CPU; {busy:.0%} of {cores} cores busy")
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--parts", action="store_true", help="also run the corpus, the attacks and the rest alone")
+    parser.add_argument("--against", metavar="REV", help="also run the same command at REV (a git worktree)")
+    parser.add_argument("--profile", action="store_true", help="record each test's CPU (cpu_profile.py)")
     options, arguments = parser.parse_known_args()
     unit, unit_cpu = reference_grading()
-    with tempfile.TemporaryDirectory() as folder:
-        junit = Path(folder) / "suite.xml"
-        seconds, status, cpu = suite(arguments, junit)
+    with tempfile.TemporaryDirectory() as name:
+        folder = Path(name)
+        junit = folder / "suite.xml"
+        run = suite(profiled(arguments, folder, "here", options.profile), junit)
+        then = (
+            against(options.against, profiled(arguments, folder, "then", options.profile), folder)
+            if options.against
+            else None
+        )
         shares = by_part(junit) if junit.exists() else {}
         slowest = slowest_files(junit) if junit.exists() else []
         alone = {}
         if options.parts:
             rest = [f"--ignore={prefix}" for prefixes in PARTS.values() for prefix in prefixes]
             for part, selection in [*PARTS.items(), ("the rest", rest)]:
-                alone[part] = suite([*arguments, *selection], Path(folder) / f"{part}.xml")[0]
-    print(f"\none reference grading: {unit:.1f} s, {unit_cpu:.0f} s of CPU")
-    print(f"python -m pytest {' '.join(arguments)}: {seconds:.0f} s = {seconds / unit:.1f} gradings (exit {status})")
-    cores = os.cpu_count() or 1
-    busy = cpu / seconds / cores
-    print(f"  {cpu:.0f} s of CPU = {cpu / unit_cpu:.1f} gradings' CPU; {busy:.0%} of {cores} cores busy")
-    for part, (count, spent) in shares.items():
-        line = f"  {part:9} {count:5} tests, {spent:7.0f} s of test time"
-        print(line + (f", {alone[part]:.0f} s run alone" if part in alone else ""))
-    print("slowest files:")
-    for name, spent in slowest:
-        print(f"  {spent:7.0f} s  {name}")
+                alone[part] = suite([*arguments, *selection], folder / f"{part}.xml")[0]
+        print(f"\none reference grading: {unit:.1f} s, {unit_cpu:.0f} s of CPU")
+        print_suite(arguments, unit, unit_cpu, run)
+        for part, (count, spent) in shares.items():
+            line = f"  {part:9} {count:5} tests, {spent:7.0f} s of test time"
+            print(line + (f", {alone[part]:.0f} s run alone" if part in alone else ""))
+        print("slowest files:")
+        for name, spent in slowest:
+            print(f"  {spent:7.0f} s  {name}")
+        for side in ("here", "then") if options.profile else ():
+            print_profile("this checkout" if side == "here" else options.against, folder / f"{side}.json")
+    seconds = run[0]
     fast = "not slow" in " ".join(arguments)
     target = f"under {TARGET_FAST:.0f} s" if fast else f"at most {TARGET_WHOLE:g} gradings"
     met = seconds < TARGET_FAST if fast else seconds / unit <= TARGET_WHOLE
     print(f"target: {target}: {'met' if met else 'NOT met'}")
-    return status
+    if then:
+        print_against(options.against, run, then)
+    return run[1]
 
 
 if __name__ == "__main__":

@@ -1,5 +1,6 @@
 """The suite's own machinery: what is shared between its processes, and which test is which kind of work."""
 
+import itertools
 import shutil
 import subprocess
 import sys
@@ -7,6 +8,7 @@ import textwrap
 from pathlib import Path
 from types import SimpleNamespace
 
+import attack_suite as suite
 import markers
 import once_per_run
 import pytest
@@ -117,3 +119,35 @@ def test_a_tiers_command_starts_in_its_work_folder_and_reaches_the_reference_fro
     cwd, user, length = done.stdout.split()
     assert (cwd, int(user)) == (str(work), tiers.USER_ID)
     assert int(length) == len((SOLUTIONS / "padding.py").read_text())
+
+
+def test_an_attack_groups_grading_in_a_tier_is_made_once_per_run_and_read_by_every_module_that_asks(
+    tmp_path, monkeypatch
+):
+    """test_attacks and test_tiers share the root tier's gradings where this process is root: one grading each."""
+    made, numbers = [], itertools.count()
+
+    def run_group(group, folder, pool, tier):
+        made.append((group.name, tier and tier.name, pool))
+        return suite.Graded(results=f"{group.name} in {tier and tier.name}")
+
+    monkeypatch.setattr(suite, "run_group", run_group)
+    monkeypatch.setattr(suite, "HERE", tiers.TIERS["root"])
+    monkeypatch.setattr(suite, "possible", lambda: "")  # the tiers can be produced
+
+    def folders(name: str) -> Path:
+        folder = tmp_path / f"{name}{next(numbers)}"
+        folder.mkdir()
+        return folder
+
+    attacks, by_tier = suite.Gradings(folders, tmp_path), suite.Gradings(folders, tmp_path)
+    try:
+        assert attacks("thresholds").results == "thresholds in root"  # as this process runs: the root tier
+        assert by_tier("thresholds", tiers.TIERS["root"]).results == "thresholds in root"
+        assert by_tier("thresholds", tiers.TIERS["docker"]).results == "thresholds in docker"
+        assert made == [("thresholds", "root", None), ("thresholds", "docker", None)]  # no pool started for them
+        monkeypatch.setattr(suite, "possible", lambda: "no root")  # elsewhere: graded as this process runs
+        assert suite.in_the_root_tier("thresholds") is None
+    finally:
+        attacks.close()
+        by_tier.close()

@@ -4,13 +4,16 @@ Every attack (tests/helpers/attack_suite.py, files in submissions/) is graded wi
 --require-isolation as this process runs: it must score exactly what it honestly earns, leave no
 process and write nothing outside the grading; or, where this machine cannot isolate the worker,
 the grading must refuse (exit 2, the reason in results.json) before any student code runs.
-test_tiers.py grades them again in the other situations this machine can produce.
+test_tiers.py grades them again in the other situations this machine can produce. Where this process
+is root and the tiers can be produced, a group test_tiers grades in the root tier is graded once, by
+the deployed grader's command line as this process runs, and both modules read that grading.
 """
 
 from collections.abc import Iterator
 
 import attack_suite as suite
 import pytest
+from once_per_run import run_folder
 from tiers import expected
 
 from autograder import rubric
@@ -19,7 +22,7 @@ from autograder import rubric
 @pytest.fixture(scope="module")
 def gradings(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[suite.Gradings]:
     """Each group's grading, done once per module; every grading the selected tests need starts at once."""
-    started = suite.Gradings(tmp_path_factory.mktemp)
+    started = suite.Gradings(tmp_path_factory.mktemp, run_folder(tmp_path_factory))
     for tier, group in suite.selected(request.session):
         started.start(group, tier)
     yield started

@@ -23,24 +23,13 @@ from collections.abc import Iterator
 import attack_suite as suite
 import pytest
 import tiers
+from once_per_run import run_folder
 
 from autograder.sandbox import record
 
 pytestmark = pytest.mark.deployed  # each tier grades with the grader as deployed
 
-MEETS_THE_OS = ("imports", "values_and_cheats", "processes", "kills", "disk", "answers", "reach")
-# the threshold items are decided by the grader from parameters, whatever the worker's layers: shown in every tier
-THRESHOLDS = ("thresholds", "evaluation_switch")
-# a process's CPU: spinners forked up to the process ceiling, 64 threads; graded in every tier that grades
-CPU = ("spinners", "threads")
-TIER_GROUPS = {
-    # a grader's machine, sudo: the deployed grader (test_attacks: editable)
-    "root": ("imports", "values_and_cheats", "processes", "disk", "answers", "reach", *CPU, *THRESHOLDS),
-    "docker": (*MEETS_THE_OS, *CPU, *THRESHOLDS),
-    "user namespace": (*MEETS_THE_OS, *CPU, *THRESHOLDS),
-    "landlock": (*MEETS_THE_OS, "hangs", "exits", *CPU, *THRESHOLDS),
-    "fallback": ("imports",),  # refused: one grading shows it
-}
+TIER_GROUPS = suite.TIER_GROUPS  # the groups graded in each tier (in attack_suite: test_attacks reads it too)
 
 
 @pytest.fixture(autouse=True)
@@ -51,7 +40,7 @@ def producible() -> None:
 @pytest.fixture(scope="module")
 def gradings(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[suite.Gradings]:
     """Each (tier, group) grading, done once per module; every one the selected tests need starts at once."""
-    started = suite.Gradings(tmp_path_factory.mktemp)
+    started = suite.Gradings(tmp_path_factory.mktemp, run_folder(tmp_path_factory))
     for tier, group in suite.selected(request.session) if not tiers.possible() else []:
         started.start(group, tier)
     yield started

@@ -21,7 +21,10 @@ to the loopback only and aims only at those places, so it is safe on a shared ma
 grader fails to stop it.
 
 Attacks on different modules and functions share one grading (a group) to keep the suite fast;
-every attack still has its own test, its own items and its own traces.
+every attack still has its own test, its own items and its own traces. A grading in a tier is made
+once per run (`once_per_run`): where this process is root and the tiers can be produced, test_attacks'
+grading of a group that test_tiers grades in the root tier is that very grading (the deployed grader,
+by its command line, as this process runs), made by whichever module asks first and read by the other.
 """
 
 import contextlib
@@ -47,8 +50,9 @@ from typing import Any
 
 import jsonschema
 import pytest
+from once_per_run import shared
 from support import EXERCISES, ROOT, SOLUTIONS, appended_to, build_submission, grade
-from tiers import Expected, Tier, command, environment, here, python, work_folder
+from tiers import TIERS, Expected, Tier, command, environment, here, possible, python, work_folder
 
 from autograder import rubric, sandbox
 from autograder.grading import writers
@@ -114,6 +118,21 @@ GROUPS = {
         Group("thresholds"),  # the grader's training runs: a few minutes of CPU each
         Group("evaluation_switch"),
     ]
+}
+
+# The groups test_tiers grades in each tier (see its docstring for why these): those that meet the OS
+MEETS_THE_OS = ("imports", "values_and_cheats", "processes", "kills", "disk", "answers", "reach")
+# the threshold items are decided by the grader from parameters, whatever the worker's layers: shown in every tier
+THRESHOLDS = ("thresholds", "evaluation_switch")
+# a process's CPU: spinners forked up to the process ceiling, 64 threads; graded in every tier that grades
+CPU = ("spinners", "threads")
+TIER_GROUPS = {
+    # a grader's machine, sudo: the deployed grader (test_attacks grades the other groups here: editable)
+    "root": ("imports", "values_and_cheats", "processes", "disk", "answers", "reach", *CPU, *THRESHOLDS),
+    "docker": (*MEETS_THE_OS, *CPU, *THRESHOLDS),
+    "user namespace": (*MEETS_THE_OS, *CPU, *THRESHOLDS),
+    "landlock": (*MEETS_THE_OS, "hangs", "exits", *CPU, *THRESHOLDS),
+    "fallback": ("imports",),  # refused: one grading shows it
 }
 
 NOT_DONE = r"is not done yet"
@@ -789,26 +808,38 @@ class Gradings:
 
     `support.grade` runs in a small pool of processes (pytest's own process never holds a grader an
     attack could reach), `autograde grade` in a subprocess; a thread per grading then looks for what
-    the attacks left behind as soon as it ends.
+    the attacks left behind as soon as it ends. The pool (each process imports the grader, torch
+    included) is started with the first grading that needs it: none of test_tiers' does.
     """
 
-    def __init__(self, folders: Callable[[str], Path]) -> None:
+    def __init__(self, folders: Callable[[str], Path], run: Path) -> None:
         self.folders = folders  # a fresh folder for a name
+        self.run = run  # the folder every process of the run shares: a grading in a tier is made once there
         self.futures: dict[tuple[str, str], Future[Graded]] = {}
-        context = multiprocessing.get_context("spawn")  # no fork of a process that already runs torch threads
-        self.pool = context.Pool(PARALLEL_GRADINGS, initializer=preload_grader)
+        self.pool: Any = None
         self.threads = ThreadPoolExecutor(PARALLEL_GRADINGS)
 
     def start(self, group: str, tier: Tier | None = None) -> Future[Graded]:
+        tier = tier or in_the_root_tier(group)
         key = (tier.name if tier else "", group)
         if key not in self.futures:
+            if tier is None and not GROUPS[group].cli and self.pool is None:
+                context = multiprocessing.get_context("spawn")  # no fork of a process that already runs torch threads
+                self.pool = context.Pool(PARALLEL_GRADINGS, initializer=preload_grader)
             if tier is None:
                 folder = self.folders(group)
             else:
                 work = work_folder(self.folders(tier.name.replace(" ", "-")), tier)
                 folder = work_folder(work / group, tier)
-            self.futures[key] = self.threads.submit(run_group, GROUPS[group], folder, self.pool, tier)
+            self.futures[key] = self.threads.submit(self.make, group, folder, tier)
         return self.futures[key]
+
+    def make(self, group: str, folder: Path, tier: Tier | None) -> Graded:
+        """The group's grading as this process runs; in a tier, made once per run (unused here if made elsewhere)."""
+        if tier is None:
+            return run_group(GROUPS[group], folder, self.pool, None)
+        name = f"attack-{tier.name.replace(' ', '-')}-{group}"
+        return shared(self.run, name, lambda: run_group(GROUPS[group], folder, self.pool, tier))
 
     def __call__(self, group: str, tier: Tier | None = None) -> Graded:
         return self.start(group, tier).result()
@@ -818,7 +849,15 @@ class Gradings:
             pending.cancel()
         wait(list(self.futures.values()))
         self.threads.shutdown()
-        self.pool.terminate()  # a grading still running (one that hung) goes with it
+        if self.pool is not None:
+            self.pool.terminate()  # a grading still running (one that hung) goes with it
+
+
+def in_the_root_tier(group: str) -> Tier | None:
+    """The root tier, when this process is in it, the tiers can be produced and test_tiers grades the group
+    there as deployed: this process's grading of the group is then that one (None: graded here, editable)."""
+    root = TIERS["root"]
+    return root if root == HERE and not possible() and group in TIER_GROUPS["root"] else None
 
 
 def selected(session: Any) -> list[tuple[Tier | None, str]]:
