@@ -49,7 +49,7 @@ class Worker:
         state = thresholds.initial_classifier(RECIPE.settings, 0).state_dict()
         return SimpleNamespace(value=[state for _ in which])
 
-    def fresh(self) -> None:
+    def fresh(self, preload: tuple[str, ...] | None = None) -> None:
         self.fresh_workers += 1
 
 
@@ -94,7 +94,7 @@ def test_it_trains_and_measures_the_rest_when_a_chance_median_is_undecided(grade
     right_untrained = replace(LEARNED, before=CHANCE + 0.05)
     measured = {0: LEARNED, 1: right_untrained, 2: right_untrained}
     worker, found = graded({0: CLEARS_AT_1, 1: CLEARS_AT_1, 2: CLEARS_AT_2}, measured)
-    assert worker.epochs == {0: 1, 1: 1, 2: 2} and worker.fresh_workers == 2, "a second phase trained seed 2"
+    assert worker.epochs == {0: 1, 1: 1, 2: 2} and worker.fresh_workers == 3, "phase 2 trains seed 2, then measures it"
     assert all(m.needed for m in found)
     why = shortfall(RECIPE.settings, found)
     assert why is not None and thresholds.BEFORE in why and "not needed" not in why
