@@ -112,6 +112,20 @@ def test_no_lengths_means_every_row_is_full_length():
         assert_close(model(tokens), model(tokens, torch.full((3,), MAX_LENGTH)))
 
 
+@pytest.mark.parametrize("pooling", POOLINGS)
+def test_forward_leaves_the_callers_tokens_and_lengths_as_they_were(pooling):
+    """forward reads the tokens and lengths it is given and leaves them as they were."""
+    model, tokens, lengths = small_model("lstm", pooling), padded_tokens(), LENGTHS.clone()
+    given = (tokens.clone(), lengths.clone())
+    with torch.no_grad():
+        model(tokens, lengths)
+    assert torch.equal(tokens, given[0]), f"forward changed the tokens it was given to {tokens.tolist()}"
+    assert torch.equal(lengths, given[1]), (
+        f"forward changed the lengths it was given from {given[1].tolist()} to {lengths.tolist()}: "
+        "compute lengths - 1 as a new tensor (lengths -= 1 writes into the caller's)"
+    )
+
+
 # ---------------------------------------------------------------- TODO 10 · train_step
 
 
