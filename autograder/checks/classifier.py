@@ -19,6 +19,7 @@ from autograder.checks.compare import (
     expect_tensor,
     explaining,
     fail,
+    untouched,
     with_diagnosis,
 )
 from autograder.checks.inputs import generator, seeded_module
@@ -56,20 +57,28 @@ def _tokens(rows: list[int], seed: int) -> torch.Tensor:
 
 
 def _forward(variant, case: ForwardCase):
+    """The variant on copies: one that writes into its inputs (L3) leaves the case's own alone."""
+    lengths = None if case.lengths is None else case.lengths.clone()
     with torch.no_grad():
-        return variant(case.model, case.tokens, case.lengths)
+        return variant(case.model, case.tokens.clone(), lengths)
 
 
-def _logits(student, case: ForwardCase, suspects: Suspects) -> torch.Tensor:
+FORWARD_PLACES = {"1": "tokens", "2": "lengths"}  # an argument's place -> its name (L3; 0 is the model)
+
+
+def _logits(student, case: ForwardCase, suspects: Suspects, changed: list[CheckFailure]) -> torch.Tensor:
+    """The student's logits; `changed` gets the L3 failure when the call wrote into the caller's tokens or lengths."""
     try:
-        got = student.run("classifier.SequenceClassifier.forward", case.model, case.tokens, case.lengths).value
+        call = student.run("classifier.SequenceClassifier.forward", case.model, case.tokens, case.lengths)
     except Raised as error:
         mistake = suspects.raising(f"{error.error_type}: {(error.error_message.splitlines() or [''])[0]}")
         if mistake is None:
             raise
         first = error.error_message.splitlines()[0] if error.error_message else ""
         fail(with_diagnosis(mistake, f"forward raised {error.error_type}: {first} ({case.context})."))
-    batch, length = case.tokens.shape
+    if (failure := untouched(call, "forward", FORWARD_PLACES)) is not None:
+        changed.append(failure)
+    got, (batch, length) = call.value, case.tokens.shape
     if type(got) is torch.Tensor and got.shape == (length, 2) and batch != length:
         mistake = "C1" if case.model.pooling == "last" else "C1:pooled"  # the batch axis read as time
         fail(with_diagnosis(mistake, f"forward returned logits of shape {tuple(got.shape)}; expected ({batch}, 2)."))
@@ -77,14 +86,21 @@ def _logits(student, case: ForwardCase, suspects: Suspects) -> torch.Tensor:
 
 
 def _compare(student, cases: list[ForwardCase]) -> None:
-    comparison = Comparison("SequenceClassifier.forward")
+    """The logits compared; the caller's tokens or lengths written into (L3) said after the values, a values
+    mistake beside it."""
+    comparison, changed = Comparison("SequenceClassifier.forward"), []
     for case in cases:
         suspects = Suspects(variants.CLASSIFIER_FORWARD, lambda variant, c=case: _forward(variant, c))
-        got = _logits(student, case, suspects)
+        got = _logits(student, case, suspects, changed)
         with torch.no_grad():
             expected = case.model(case.tokens, case.lengths)
         comparison.add("logits", got, expected, case.context, suspects)
-    comparison.verdict()
+    try:
+        comparison.verdict()
+    except CheckFailure as failure:
+        fail(f"{failure}\n{changed[0]}" if changed else str(failure))
+    if changed:
+        raise changed[0]
 
 
 def _full_cases(poolings: tuple[str, ...]) -> list[ForwardCase]:

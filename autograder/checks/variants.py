@@ -428,6 +428,7 @@ def _classify(
     top="real",  # max pooling over: "real" steps, "padding" too, or "zeroed" (the padding set to 0)
     axis=1,  # the time axis mean and max pool over (0: the batch's)
     transposed=False,  # (length, batch, embed) fed to a batch_first layer, turned back afterwards
+    in_place=False,  # L3: the caller's lengths made the last steps' indices in place (lengths -= 1)
 ):
     if transposed:
         output = model.rnn(model.embedding(tokens).transpose(0, 1))[0].transpose(0, 1)
@@ -436,6 +437,9 @@ def _classify(
     if lengths is None:
         lengths = torch.full((tokens.shape[0],), tokens.shape[1])
     real = (torch.arange(tokens.shape[1]).unsqueeze(0) < lengths.unsqueeze(1)).unsqueeze(2)
+    if in_place and model.pooling == "last":
+        lengths -= 1
+        return model.head(output[torch.arange(len(lengths)), lengths])
     if model.pooling == "last":
         pooled = {
             "padded": lambda: output[:, -1],
@@ -464,6 +468,7 @@ CLASSIFIER_FORWARD = Table(
         "C4:zeroed": {"top": "zeroed"},
         "C5": {"last": "early"},
         "C5:indexed": {"last": "early_indexed"},
+        "L3:inputs": {"in_place": True},
     },
 )
 

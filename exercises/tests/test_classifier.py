@@ -14,7 +14,7 @@ from exercises import classifier
 
 CELLS = ("rnn", "gru", "lstm")
 POOLINGS = ("last", "mean", "max")
-LENGTHS = torch.tensor([4, 6, 2])  # unsorted, one row full length
+LENGTHS = (4, 6, 2)  # unsorted, one row full length
 MAX_LENGTH = 6
 
 
@@ -27,10 +27,15 @@ def small_model(cell: str = "lstm", pooling: str = "last") -> classifier.Sequenc
     return classifier.SequenceClassifier(vocab=10, embed=4, hidden=5, cell=cell, pooling=pooling)
 
 
+def lengths_tensor() -> torch.Tensor:
+    """LENGTHS as a new tensor for each call: a forward that changes its lengths in place spoils no other call."""
+    return torch.tensor(LENGTHS)
+
+
 def padded_tokens(padding_token: int = 0) -> torch.Tensor:
     """(3, 6) digits 1..9, with `padding_token` after each row's length."""
     tokens = torch.randint(1, 10, (len(LENGTHS), MAX_LENGTH), generator=torch.Generator().manual_seed(1))
-    after_the_end = torch.arange(MAX_LENGTH).unsqueeze(0) >= LENGTHS.unsqueeze(1)
+    after_the_end = torch.arange(MAX_LENGTH).unsqueeze(0) >= lengths_tensor().unsqueeze(1)
     return tokens.masked_fill(after_the_end, padding_token)
 
 
@@ -52,7 +57,7 @@ def test_forward_returns_batch_by_two_logits(cell, pooling):
     """forward returns float logits of shape (batch, 2) for every cell and pooling, with and without lengths."""
     model = small_model(cell, pooling)
     tokens = torch.randint(1, 10, (3, MAX_LENGTH))  # batch 3 and length 6 differ, so mixing up the axes shows
-    for lengths in (None, LENGTHS):
+    for lengths in (None, lengths_tensor()):
         logits = model(tokens, lengths)
         assert logits.shape == (3, 2), f"expected (batch, 2) = (3, 2), got {tuple(logits.shape)} (lengths={lengths})"
         assert logits.dtype == torch.float32, f"expected float32 logits, got {logits.dtype}"
@@ -86,8 +91,8 @@ def test_the_padding_tokens_do_not_change_the_logits(cell, pooling):
     """On a padded batch, changing the tokens after each row's length leaves every row's logits the same."""
     model = small_model(cell, pooling)
     with torch.no_grad():
-        with_zeros = model(padded_tokens(padding_token=0), LENGTHS)
-        with_nines = model(padded_tokens(padding_token=9), LENGTHS)
+        with_zeros = model(padded_tokens(padding_token=0), lengths_tensor())
+        with_nines = model(padded_tokens(padding_token=9), lengths_tensor())
     assert_close(with_zeros, with_nines)
 
 
@@ -98,8 +103,8 @@ def test_each_padded_row_gets_the_logits_it_gets_alone(cell, pooling):
     model = small_model(cell, pooling)
     tokens = padded_tokens()
     with torch.no_grad():
-        logits = model(tokens, LENGTHS)
-        for row, length in enumerate(LENGTHS.tolist()):
+        logits = model(tokens, lengths_tensor())
+        for row, length in enumerate(LENGTHS):
             alone = model(tokens[row : row + 1, :length])
             assert_close(logits[row], alone[0])
 
@@ -110,6 +115,20 @@ def test_no_lengths_means_every_row_is_full_length():
     tokens = torch.randint(1, 10, (3, MAX_LENGTH))
     with torch.no_grad():
         assert_close(model(tokens), model(tokens, torch.full((3,), MAX_LENGTH)))
+
+
+@pytest.mark.parametrize("pooling", POOLINGS)
+def test_forward_leaves_the_callers_tokens_and_lengths_as_they_were(pooling):
+    """forward reads the tokens and lengths it is given and leaves them as they were."""
+    model, tokens, lengths = small_model("lstm", pooling), padded_tokens(), lengths_tensor()
+    given = (tokens.clone(), lengths.clone())
+    with torch.no_grad():
+        model(tokens, lengths)
+    assert torch.equal(tokens, given[0]), f"forward changed the tokens it was given to {tokens.tolist()}"
+    assert torch.equal(lengths, given[1]), (
+        f"forward changed the lengths it was given from {given[1].tolist()} to {lengths.tolist()}: "
+        "compute lengths - 1 as a new tensor (lengths -= 1 writes into the caller's)"
+    )
 
 
 # ---------------------------------------------------------------- TODO 10 · train_step

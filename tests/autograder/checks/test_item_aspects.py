@@ -157,6 +157,9 @@ LOSES: dict[tuple[str, str], dict[str, str]] = {
         "last_pooling": "every row is read one step early",
         "padded_batch": "every row is read one step early",
     },
+    ("SequenceClassifier.forward", "L3:inputs"): {
+        "padded_batch": "it makes the caller's lengths the last steps' indices in place (lengths -= 1)",
+    },
     ("train_step", "K1"): {"update": "the step uses the unclipped gradient"},
     ("train_step", "K2"): {"update": "the step uses the gradient clipped entry by entry"},
     ("train_step", "K3"): {"update": "the step adds the earlier steps' gradients"},
@@ -254,6 +257,7 @@ AT_ONCE = [
     ("sample", "T1+T2+T4"),
     ("bag_of_counts", "B1+B3"),
     ("bag_of_counts", "B2+B3"),
+    ("SequenceClassifier.forward", "C3+L3:inputs"),  # the mean over the padding and the lengths changed in place
     ("masked_mean", "G3+L3:inputs"),  # a wrong mean and the caller's output changed: both named, on one item
 ]
 
