@@ -20,6 +20,7 @@ from autograder.checks.compare import (
     explaining,
     fail,
     untouched,
+    verdict_then,
     with_diagnosis,
 )
 from autograder.checks.inputs import generator, seeded_module
@@ -95,12 +96,7 @@ def _compare(student, cases: list[ForwardCase]) -> None:
         with torch.no_grad():
             expected = case.model(case.tokens, case.lengths)
         comparison.add("logits", got, expected, case.context, suspects)
-    try:
-        comparison.verdict()
-    except CheckFailure as failure:
-        fail(f"{failure}\n{changed[0]}" if changed else str(failure))
-    if changed:
-        raise changed[0]
+    verdict_then(comparison, changed[0] if changed else None)
 
 
 def _full_cases(poolings: tuple[str, ...]) -> list[ForwardCase]:

@@ -31,6 +31,19 @@ def fail(message: str) -> None:
     raise CheckFailure(message)
 
 
+def verdict_then(comparison: "Comparison", later: CheckFailure | None) -> None:
+    """The comparison's verdict, then `later` (a failure found along the way and said after the values: an
+    in-place change, L3; a case left out of the comparison, R8): both said when both fail."""
+    try:
+        comparison.verdict()
+    except CheckFailure as failure:
+        if later is None:
+            raise
+        fail(f"{failure}\n{later}")
+    if later is not None:
+        raise later
+
+
 def describe_type(value: Any) -> str:
     if isinstance(value, Unsupported):
         return f"a {value.type_name}"

@@ -12,13 +12,13 @@ import torch
 
 from autograder.checks import gradients, variants
 from autograder.checks.compare import (
-    CheckFailure,
     Comparison,
     Suspects,
     expect_tensor,
     explaining,
     fail,
     untouched,
+    verdict_then,
     with_diagnosis,
 )
 from autograder.checks.inputs import generator, normal, seeded_module
@@ -108,12 +108,7 @@ def _compare_losses(student, cases: list[LossInput]) -> None:
             variants.NEXT_TOKEN_LOSS, lambda v, c=case: _no_grad_loss(v, c.model, c.tokens.clone(), c.pad_id)
         )
         comparison.add("the loss", got, expected, case.context, suspects)
-    try:
-        comparison.verdict()
-    except CheckFailure as failure:
-        fail(f"{failure}\n{changed[0]}" if changed else str(failure))
-    if changed:
-        raise changed[0]
+    verdict_then(comparison, changed[0] if changed else None)
 
 
 def check_next_token_loss_values(student) -> None:

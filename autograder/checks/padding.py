@@ -13,13 +13,13 @@ from autograder.checks import variants
 from autograder.checks.compare import (
     ATOL,
     RTOL,
-    CheckFailure,
     Comparison,
     Suspects,
     expect_pair,
     expect_tensor,
     fail,
     untouched,
+    verdict_then,
     with_diagnosis,
 )
 from autograder.checks.inputs import garbage_after, normal, seeded_module
@@ -236,12 +236,7 @@ def _compare_pooled(student, function: str, table: variants.Table) -> None:
         got = expect_tensor(got, function, shape, case.output.dtype)
         expected = getattr(reference, function)(case.output, case.lengths)
         comparison.add(function, got, expected, case.context, suspects)
-    try:
-        comparison.verdict()
-    except CheckFailure as failure:
-        fail(f"{failure}\n{changed}" if changed is not None else str(failure))
-    if changed is not None:
-        raise changed
+    verdict_then(comparison, changed)
 
 
 def check_gather_final_values(student) -> None:

@@ -24,6 +24,7 @@ from autograder.checks.compare import (
     expect_tensor,
     fail,
     untouched,
+    verdict_then,
     with_diagnosis,
 )
 from autograder.checks.inputs import normal
@@ -203,19 +204,7 @@ def _compare_rnn(student, which: str, with_h0: bool) -> None:
         expected = reference.rnn_forward(*args)[index]
         suspects = Suspects(variants.RNN_FORWARD, lambda variant, args=args: variant(*_copied(args))[index])
         comparison.add(which, got, expected, case.context(with_h0), suspects)
-    _verdict_then(comparison, later)
-
-
-def _verdict_then(comparison: Comparison, later: CheckFailure | None) -> None:
-    """The comparison's verdict, then `later` (a failure on a case left out of it): both said when both fail."""
-    try:
-        comparison.verdict()
-    except CheckFailure as failure:
-        if later is None:
-            raise
-        fail(f"{failure}\n{later}")
-    if later is not None:
-        raise later
+    verdict_then(comparison, later)
 
 
 def check_rnn_forward_output(student) -> None:
