@@ -185,9 +185,18 @@ def test_it_turns_a_failed_check_into_its_message_alone_and_silences_warnings():
 
 
 # -- the real pipeline ----------------------------------------------------------------------
+def over_ipc(course: Path) -> list[str]:
+    """Kernels talk over Unix sockets in the course folder, not TCP ports: jupyter_client picks a kernel's
+    ports free, closes them and lets the kernel bind them, so kernels started at once by the three students'
+    runs (or another test) can race for a port, and the loser dies before kernel_info (jupyter/jupyter_client
+    #154). Each copy has its own folder, so its sockets are its own (an absolute path: a kernel runs in the
+    notebook's folder, nbgrader in the course's)."""
+    return ["--KernelManager.transport=ipc", f"--KernelManager.ip={course.resolve() / 'kernel'}"]
+
+
 def nbgrader(course: Path, *arguments: str) -> subprocess.Popen:
     return subprocess.Popen(
-        [sys.executable, "-m", "nbgrader", *arguments],
+        [sys.executable, "-m", "nbgrader", *arguments, *over_ipc(course)],
         cwd=course,
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
@@ -197,8 +206,14 @@ def nbgrader(course: Path, *arguments: str) -> subprocess.Popen:
 
 def finish(process: subprocess.Popen, timeout: float = 900) -> str:
     output, _ = process.communicate(timeout=timeout)
-    assert process.returncode == 0, output[-4000:]
+    assert process.returncode == 0, first_error(output) + output[-4000:]
     return output
+
+
+def first_error(output: str) -> str:
+    """The first traceback's opening lines (a kernel's own error comes before nbgrader's long one)."""
+    start = output.find("Traceback")
+    return "" if start < 0 else output[start : start + 2000] + "\n[...]\n"
 
 
 def mistaken(source: Path, target: Path) -> None:
