@@ -19,7 +19,8 @@
     the same grading with every threshold training run to its end (AUTOGRADE_FULL_TRAININGS=1 in the
     grader's environment), alternated over ROUNDS runs each; every item's score must match.
 (e) issue 34 side by side: the grader as it is against "today's way", every training to its end and
-    every worker started cold (AUTOGRADE_FULL_TRAININGS=1 and AUTOGRADE_COLD_WORKER=1): the CPU of
+    every worker started cold and the real torch._dynamo imported up front on both sides
+    (AUTOGRADE_FULL_TRAININGS=1, AUTOGRADE_COLD_WORKER=1, AUTOGRADE_REAL_DYNAMO=1): the CPU of
     `autograde grade --reference` (ROUNDS each, alternated; target at most 0.5x) and the throughput of
     `grade-all` over the roster of (b) with its default jobs (target at least 1.6x); every item's score
     must match both ways.
@@ -40,6 +41,7 @@ from typing import NamedTuple
 
 from autograder import rubric
 from autograder.checks.thresholds import FULL_LENGTH
+from autograder.grading.grade import REAL_DYNAMO
 from autograder.roster.grade_all import default_jobs, students
 from autograder.sandbox.worker import COLD_WORKER
 
@@ -121,8 +123,10 @@ def spent(command: list[str], env: dict[str, str] | None = None) -> Spent:
 
 
 def todays_way(full_length: bool, cold: bool) -> dict[str, str]:
-    """The grader's environment: trainings to their end and workers started cold, or as the grader decides."""
-    return {**os.environ, FULL_LENGTH: "1" if full_length else "0", COLD_WORKER: "1" if cold else "0"}
+    """The grader's environment: trainings to their end, and (`cold`) workers started cold that import the
+    real torch._dynamo as the grader does, or as the grader decides."""
+    old_worker = "1" if cold else "0"
+    return {**os.environ, FULL_LENGTH: "1" if full_length else "0", COLD_WORKER: old_worker, REAL_DYNAMO: old_worker}
 
 
 def reference_grading(out: Path, env: dict[str, str]) -> tuple[Spent, dict[str, float]]:

@@ -37,7 +37,7 @@ from pathlib import Path
 from autograder import checks
 from autograder.fingerprint import fingerprint
 from autograder.grading import writers
-from autograder.grading.grade import PRELOAD, failed_grading
+from autograder.grading.grade import failed_grading, preloads
 from autograder.grading.results import Failure
 from autograder.grading.submission import Module, Submission, SubmissionError, modules
 from autograder.integrity import FILE as INTEGRITY_FILE
@@ -109,9 +109,8 @@ def settings_of(grade: GradeOne) -> str:
 def server_preload(grade: GradeOne) -> list[str]:
     """What every grading imports, imported once by the server the gradings are forked from."""
     names = [f"autograder.checks.{module.name}" for module in pkgutil.iter_modules(checks.__path__)]
-    extra = dict.fromkeys(name for names in PRELOAD.values() for name in names)
     function = getattr(grade, "func", grade)  # a partial's function
-    return [function.__module__, "autograder.grading.plugin", "autograder.student", *names, *extra]
+    return [function.__module__, "autograder.grading.plugin", "autograder.student", *names, *preloads()]
 
 
 def grading_process(grade: GradeOne, submission: str, out: str, only: list[str] | None) -> None:

@@ -18,7 +18,7 @@ import sys
 import warnings
 from typing import Any
 
-from . import codec, harness
+from . import codec, dynamo, harness
 from .frames import read_frame, write_frame
 
 PR_SET_PDEATHSIG = 1  # from <linux/prctl.h>
@@ -57,6 +57,7 @@ def warm_up(preload: list[str]) -> None:
         for name in preload:
             with contextlib.suppress(ImportError):  # only a matter of speed: the student's import will say
                 importlib.import_module(name)
+        dynamo.install()  # before any optimizer (unless the preload asked for the real one)
         torch.set_num_threads(1)
         layer = torch.nn.LSTM(2, 2, batch_first=True)
         output, _ = layer(

@@ -56,7 +56,7 @@ from tiers import TIERS, Expected, Tier, command, environment, here, possible, p
 
 from autograder import rubric, sandbox
 from autograder.grading import writers
-from autograder.grading.grade import PRELOAD, IsolationRequired, failed_grading, run_environment
+from autograder.grading.grade import IsolationRequired, failed_grading, preloads, run_environment
 from autograder.sandbox import WorkerLimits, record
 from solutions.initialisation import set_forget_bias as set_forget_bias_reference
 
@@ -798,8 +798,9 @@ def problems(attack: Attack, graded: Graded, expected: Expected) -> list[str]:
 
 def preload_grader() -> None:
     """What grade-all's fork server imports once before its gradings (roster.server_preload), each pool
-    process too: torch._dynamo makes its cache folder in the grader's TMPDIR then, not in a grading's."""
-    for name in dict.fromkeys(name for names in PRELOAD.values() for name in names):
+    process too (were it the real torch._dynamo, it makes its cache folder in the grader's TMPDIR then,
+    not in a grading's)."""
+    for name in preloads():
         importlib.import_module(name)
 
 

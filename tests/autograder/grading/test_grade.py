@@ -11,7 +11,16 @@ from support import EXERCISES, ROOT, SOLUTIONS, appended_to, build_submission, g
 
 from autograder import cli, rubric, stubs
 from autograder.grading import writers
-from autograder.grading.grade import INDUCTOR_CACHE, PRELOAD, GradingError, caches_in, copy_submission, limits_from
+from autograder.grading.grade import (
+    INDUCTOR_CACHE,
+    PRELOAD,
+    REAL_DYNAMO,
+    TRAINS,
+    GradingError,
+    caches_in,
+    copy_submission,
+    limits_from,
+)
 from autograder.sandbox.worker import COLD_WORKER
 
 pytestmark = pytest.mark.gradings  # every test here grades submissions through the worker
@@ -163,6 +172,15 @@ def test_it_preloads_only_what_the_selected_items_need():
     assert set(everything) == {name for names in PRELOAD.values() for name in names}
     assert limits_from(rubric.load().select(["gather_final"])).preload == ()
     assert limits_from(rubric.load().select(["fit_baseline"])).preload == ("sklearn.linear_model",)
+
+
+def test_it_preloads_the_real_compiler_for_the_items_that_train_only_when_asked(monkeypatch):
+    monkeypatch.delenv(REAL_DYNAMO, raising=False)
+    assert "torch._dynamo" not in limits_from(rubric.load()).preload  # the stand-in serves every step
+    monkeypatch.setenv(REAL_DYNAMO, "1")
+    assert limits_from(rubric.load().select(["train_step"])).preload == ("torch._dynamo",)
+    assert limits_from(rubric.load().select(["gather_final"])).preload == ()
+    assert set(TRAINS) <= {item.function for item in rubric.load().items}
 
 
 def test_it_refuses_an_exercises_folder_that_is_a_link_to_elsewhere(tmp_path):

@@ -1,0 +1,82 @@
+"""The torch._dynamo stand-in: eager training as before, without the compiler, until something compiles.
+
+Each test runs in an interpreter of its own: the stand-in changes what the process has imported.
+"""
+
+import json
+import subprocess
+import sys
+
+from support import ROOT
+
+TRAIN = """
+import json, sys, torch
+from autograder.runtime import dynamo
+installed = dynamo.install() if sys.argv[1] == "stand-in" else None
+torch.manual_seed(0)
+rnn, head = torch.nn.LSTM(3, 4, batch_first=True), torch.nn.Linear(4, 2)
+parameters = [*rnn.parameters(), *head.parameters()]
+for optimizer in (torch.optim.Adam(parameters, lr=0.01), torch.optim.SGD(parameters, lr=0.1, momentum=0.9)):
+    for _ in range(3):
+        optimizer.zero_grad()
+        output, _ = rnn(torch.randn(2, 5, 3))
+        head(output[:, -1]).sum().backward()
+        torch.nn.utils.clip_grad_norm_(parameters, 1.0)
+        optimizer.step()
+    optimizer.load_state_dict(optimizer.state_dict())
+print(json.dumps({
+    "installed": installed,
+    "module": type(sys.modules["torch._dynamo"]).__name__,
+    "parameters": [p.detach().flatten().tolist() for p in parameters],
+}))
+"""
+
+
+def run(code: str, *arguments: str) -> dict:
+    done = subprocess.run(
+        [sys.executable, "-c", code, *arguments],
+        capture_output=True,
+        text=True,
+        env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"},
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    return json.loads(done.stdout.splitlines()[-1])
+
+
+def test_it_trains_to_the_same_parameters_without_ever_importing_the_compiler():
+    real, stand_in = run(TRAIN, "real"), run(TRAIN, "stand-in")
+    assert real["module"] == "module"
+    assert stand_in["installed"] is True and stand_in["module"] == "StandIn"
+    assert stand_in["parameters"] == real["parameters"]
+
+
+def test_it_imports_the_real_module_in_its_place_as_soon_as_something_compiles():
+    found = run(
+        "import json, sys, torch\n"
+        "from autograder.runtime import dynamo\n"
+        "dynamo.install()\n"
+        "doubled = torch.compile(lambda x: x * 2, backend='eager')(torch.ones(2)).tolist()\n"
+        "print(json.dumps({'doubled': doubled, 'module': type(sys.modules['torch._dynamo']).__name__,\n"
+        "                  'attribute': type(torch._dynamo).__name__}))\n"
+    )
+    assert found == {"doubled": [2.0, 2.0], "module": "module", "attribute": "module"}
+
+
+def test_it_leaves_a_real_module_that_is_loaded_already_in_place():
+    found = run(
+        "import json, sys, torch, torch._dynamo\n"
+        "from autograder.runtime import dynamo\n"
+        "print(json.dumps({'installed': dynamo.install(), 'module': type(sys.modules['torch._dynamo']).__name__}))\n"
+    )
+    assert found == {"installed": False, "module": "module"}
+
+
+def test_it_is_in_place_once_the_worker_has_warmed_up():
+    found = run(
+        "import json, sys\n"
+        "from autograder.runtime import serve\n"
+        "serve.warm_up([])\n"
+        "print(json.dumps({'module': type(sys.modules['torch._dynamo']).__name__}))\n"
+    )
+    assert found == {"module": "StandIn"}
