@@ -193,20 +193,20 @@ def grade(submission: Path | Submission, rubric: Rubric, require_isolation: bool
             with one_torch_thread():
                 from autograder.student import Remote  # imports torch, as the worker does meanwhile
 
-                with caches_in(folder):
+                with caches_in(folder):  # the whole grading: whatever imports the real torch._dynamo
                     for name in limits.preload:
                         importlib.import_module(name)
-                dynamo.install()  # the grader trains too (the pattern model, the reference's steps)
-                try:
-                    if require_isolation:
-                        worker.await_ready()  # its layers checked before any student code runs
-                except IsolationRefused as error:
-                    raise IsolationRequired(str(error)) from None
-                from autograder.scrub import Scrubber
+                    dynamo.install()  # the grader trains too (the pattern model, the reference's steps)
+                    try:
+                        if require_isolation:
+                            worker.await_ready()  # its layers checked before any student code runs
+                    except IsolationRefused as error:
+                        raise IsolationRequired(str(error)) from None
+                    from autograder.scrub import Scrubber
 
-                scrubber = Scrubber.for_submission(copy / "exercises")
-                student = Remote(worker, deadline, rubric.limits, scrubber, copied.modules)
-                outcomes = run_suites(student, rubric)
+                    scrubber = Scrubber.for_submission(copy / "exercises")
+                    student = Remote(worker, deadline, rubric.limits, scrubber, copied.modules)
+                    outcomes = run_suites(student, rubric)
             if worker.refused:  # a restarted worker lost a layer: nothing it answered counts
                 raise IsolationRequired(worker.refused)
         isolation = worker.isolation  # once closed: what the grader found of its processes after it

@@ -31,7 +31,9 @@ class StandIn(types.ModuleType):
         return fn if fn is not None else (lambda function: function)
 
     def __getattr__(self, name: str) -> Any:
-        return getattr(real(), name)
+        if name.startswith("__") and name != "__path__":  # a probe, not a use: inspect and pytest look for
+            raise AttributeError(name)  # every module's __file__ when they show a traceback
+        return getattr(real(), name)  # __path__ too: `import torch._dynamo.utils` needs the real package
 
 
 def install() -> bool:

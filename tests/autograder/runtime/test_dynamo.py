@@ -80,3 +80,17 @@ def test_it_is_in_place_once_the_worker_has_warmed_up():
         "print(json.dumps({'module': type(sys.modules['torch._dynamo']).__name__}))\n"
     )
     assert found == {"module": "StandIn"}
+
+
+def test_it_answers_the_probes_of_a_traceback_without_importing_the_compiler_and_imports_it_for_a_submodule():
+    found = run(
+        "import inspect, json, sys, torch\n"
+        "from autograder.runtime import dynamo\n"
+        "dynamo.install()\n"
+        "inspect.getmodule(inspect.currentframe())  # what pytest does to show a failure's source\n"
+        "probed = type(sys.modules['torch._dynamo']).__name__\n"
+        "import torch._dynamo.utils\n"
+        "print(json.dumps({'probed': probed, 'module': type(sys.modules['torch._dynamo']).__name__,\n"
+        "                  'utils': 'torch._dynamo.utils' in sys.modules}))\n"
+    )
+    assert found == {"probed": "StandIn", "module": "module", "utils": True}
