@@ -31,7 +31,10 @@ from support import SOLUTIONS
 
 from autograder.sandbox import cgroup, landlock, namespaces, seccomp, uid
 
-USER_ID = 60990  # below the workers' 61000-64999
+# The unprivileged tiers' user, one per xdist process (below the workers' 61000-64999): a uid's process
+# ceiling (RLIMIT_NPROC) counts all its processes, so a fork bomb held in one test process's tier must
+# not take the processes of a worker that another test process starts as the same uid.
+USER_ID = 60990 + int(os.environ.get("PYTEST_XDIST_WORKER", "gw0").removeprefix("gw") or 0) % 10
 STAGE = Path("/dev/shm")  # where the view holds the real folders while it is built
 NO_LANDLOCK = (("landlock_create_ruleset", 0, 38),)  # ENOSYS: as a kernel without Landlock answers
 ENTER = """
