@@ -55,7 +55,7 @@ def test_it_hands_the_sandbox_over_to_the_uid(tmp_path):
 
 @root_grader
 def test_it_counts_the_processes_a_uid_runs():
-    lonely = 60991  # no process of the machine runs as it
+    lonely = 60980  # below the tiers' users (60990-60999) and the workers' (61000-64999): no process runs as it
     sleepers = [subprocess.Popen([*uid.command(lonely), "sleep", "30"]) for _ in range(3)]
     try:
         deadline = time.monotonic() + 30  # until each has become that user
