@@ -18,10 +18,14 @@ kept the machine's cores.
     python benchmarks/bench_suite.py --against f8828fe --profile  # and each test's CPU, both sides
 
 `--against REV` checks REV out in a temporary git worktree and runs the same pytest command there,
-with PYTHONPATH set to that checkout (an editable install may point elsewhere: each side imports its
-own `autograder`), then prints both sides' CPU and wall time and their ratios (issue 34: this
-checkout's CPU at most 0.6x the revision before it). `--profile` loads `cpu_profile.py` (this
-folder) into both runs and prints the files and tests that took the most CPU.
+then prints both sides' CPU and wall time and their ratios (issue 34: this checkout's CPU at most 0.6x
+the revision before it). Each side imports its own `autograder`, in every process it starts: PYTHONPATH
+names the checkout, and the revision runs in a venv over this interpreter's packages whose editable
+install is the worktree (its subprocesses that set a PYTHONPATH of their own, as f8828fe's recording of
+the public tests does, would otherwise import this checkout's package). A `shared` folder beside this
+checkout (the course, the contract tool) is linked beside the worktree too, so both sides run the same
+tests. `--profile` loads `cpu_profile.py` (this folder) into both runs and prints the files and tests
+that took the most CPU.
 """
 
 import argparse
@@ -91,8 +95,10 @@ def slowest_files(junit: Path, count: int = 12) -> list[tuple[str, float]]:
     return sorted(found.items(), key=lambda pair: -pair[1])[:count]
 
 
-def suite(arguments: list[str], junit: Path, checkout: Path = ROOT) -> tuple[float, int, float]:
-    return timed([sys.executable, "-m", "pytest", "-q", f"--junitxml={junit}", *arguments], checkout)
+def suite(
+    arguments: list[str], junit: Path, checkout: Path = ROOT, python: str = sys.executable
+) -> tuple[float, int, float]:
+    return timed([python, "-m", "pytest", "-q", f"--junitxml={junit}", *arguments], checkout)
 
 
 def profiled(arguments: list[str], folder: Path, side: str, profile: bool) -> list[str]:
@@ -100,12 +106,23 @@ def profiled(arguments: list[str], folder: Path, side: str, profile: bool) -> li
     return [*arguments, "-p", "cpu_profile", f"--cpu-profile={folder / side}.json"] if profile else arguments
 
 
+def own_python(checkout: Path, folder: Path) -> str:
+    """A venv over this interpreter's packages whose editable install is `checkout`: its .pth comes first."""
+    venv = folder / "venv"
+    subprocess.run([sys.executable, "-m", "venv", "--system-site-packages", str(venv)], check=True)
+    python = str(venv / "bin" / "python")
+    subprocess.run([python, "-m", "pip", "install", "-q", "--no-deps", "-e", str(checkout)], check=True)
+    return python
+
+
 def against(revision: str, arguments: list[str], folder: Path) -> tuple[float, int, float]:
-    """The same pytest command in a temporary worktree of the revision (removed after)."""
+    """The same pytest command in a temporary worktree of the revision (removed after), with its own install."""
     checkout = folder / "against"
     subprocess.run(["git", "worktree", "add", "--detach", "--quiet", str(checkout), revision], cwd=ROOT, check=True)
+    if (ROOT.parent / "shared").is_dir():
+        (folder / "shared").symlink_to(ROOT.parent / "shared")
     try:
-        return suite(arguments, folder / "against.xml", checkout)
+        return suite(arguments, folder / "against.xml", checkout, own_python(checkout, folder))
     finally:
         subprocess.run(["git", "worktree", "remove", "--force", str(checkout)], cwd=ROOT, check=False)
 
