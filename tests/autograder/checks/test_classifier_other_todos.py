@@ -81,3 +81,81 @@ def test_the_workers_runtime_holds_no_answer_that_a_students_function_could_call
         (item.name, item.score, item.feedback) for item in result.items
     ]
     assert any("standins" in item.feedback for item in result.items)
+
+
+# What a student could keep of the stand-ins: forward (right) finds the grader's gather_final bound in the
+# student's padding module while the regrade runs, and keeps its compiled code in every folder it may write;
+# their own gather_final (zeros: nothing to learn from) runs that code wherever it finds it.
+KEEPS_THE_STANDIN = """
+import marshal
+import sys
+from pathlib import Path
+
+KEPT = [Path.home() / "kept", Path.cwd() / "kept", Path("/tmp/kept"), Path("/dev/shm/kept")]
+
+
+def _keep_the_standin():
+    found = sys.modules["exercises.padding"].gather_final
+    if found.__code__.co_filename != "<the grader's stand-ins>":
+        return
+    written = 0
+    for path in KEPT:
+        try:
+            path.write_bytes(marshal.dumps(found.__code__))
+            written += 1
+        except OSError:
+            pass
+    if not written:
+        raise RuntimeError("no folder to keep the stand-in in")  # the regrade would fail: the test sees it
+
+
+def _forward(self, tokens, lengths=None):
+    _keep_the_standin()
+    batch, length = tokens.shape
+    if lengths is None:
+        lengths = torch.full((batch,), length, dtype=torch.long)
+    output, _ = self.rnn(self.embedding(tokens))
+    if self.pooling == "last":
+        pooled = sys.modules["exercises.padding"].gather_final(output, lengths)
+    else:
+        real = (torch.arange(length).unsqueeze(0) < lengths.unsqueeze(1)).unsqueeze(2)
+        if self.pooling == "mean":
+            pooled = (output * real).sum(dim=1) / lengths.unsqueeze(1).to(output)
+        else:
+            pooled = output.masked_fill(~real, float("-inf")).amax(dim=1)
+    return self.head(pooled)
+
+
+SequenceClassifier.forward = _forward
+"""
+
+GATHER_FINAL_FROM_WHAT_WAS_KEPT = """
+import marshal
+import types
+from pathlib import Path
+
+
+def gather_final(output, lengths):
+    for path in [Path.home() / "kept", Path.cwd() / "kept", Path("/tmp/kept"), Path("/dev/shm/kept")]:
+        try:
+            code = marshal.loads(path.read_bytes())
+        except (OSError, ValueError, EOFError):
+            continue
+        return types.FunctionType(code, {"torch": torch})(output, lengths)
+    return torch.zeros_like(output[:, 0])
+"""
+
+
+@pytest.mark.slow
+def test_what_a_students_forward_keeps_of_the_standins_is_gone_before_the_threshold_items_train(tmp_path):
+    edits = {
+        "padding": appended_to("padding", GATHER_FINAL_FROM_WHAT_WAS_KEPT),
+        "classifier": appended_to("classifier", KEEPS_THE_STANDIN),
+    }
+    result = grade(build_submission(tmp_path, edits=edits), ["gather_final", "SequenceClassifier"])
+    items = {item.name: item for item in result.items}
+    last = items["SequenceClassifier: last pooling"]
+    assert last.score == last.max_score and "given a correct gather_final" in last.note, (last.feedback, last.note)
+    trained = [item for item in result.items if item.function == "SequenceClassifier" and "learns" in item.name]
+    assert len(trained) == 2 and all(item.score == 0 for item in trained), [(i.name, i.feedback) for i in trained]
+    assert all(item.score == 0 for item in result.items if item.function == "gather_final")
