@@ -22,6 +22,7 @@ from autograder.checks.compare import (
     with_diagnosis,
 )
 from autograder.checks.inputs import generator, normal, seeded_module
+from autograder.runtime.seeds import seed_cpu
 from autograder.runtime.trusted import LanguageModel
 from autograder.student import Raised
 from solutions import language_model as reference
@@ -210,7 +211,7 @@ def _as_the_worker_runs(variant, case: SampleCase) -> list[int]:
     seeded, then the model built (its initialisation draws from it) and given the case's weights."""
     weights = sampling_model().state_dict()
     with torch.random.fork_rng():
-        torch.manual_seed(WORKER_SEED)
+        seed_cpu(WORKER_SEED)
         model = LanguageModel(*SAMPLING_MODEL)
         model.load_state_dict(weights)
         return variant(model, case.start, case.steps, case.temperature, generator(case.seed))

@@ -32,6 +32,7 @@ from autograder.rubric import Recipe, Rubric, load
 from autograder.runtime import training
 from autograder.runtime.forget_gate import open_forget_gate
 from autograder.runtime.language_model import LanguageModel
+from autograder.runtime.seeds import seed_cpu
 from autograder.runtime.training import DataSeeds, kind, listed, not_needed, reaches, report, training_run
 from autograder.student import Raised
 from solutions import classifier, data
@@ -161,7 +162,7 @@ def _hit_rate(predictions: Any, labels: torch.Tensor) -> float:
 def initial_classifier(settings: dict[str, Any], seed: int) -> classifier.SequenceClassifier:
     """The model as the recipe starts it (the given __init__ under the run's seed, the forget gate opened)."""
     with torch.random.fork_rng():
-        torch.manual_seed(seed)
+        seed_cpu(seed)
         model = classifier.SequenceClassifier(10, settings["embed"], settings["hidden"], settings["cell"], "last")
     open_forget_gate(model.rnn, settings["forget_bias"])
     return model
@@ -297,7 +298,7 @@ def _classifier_measure(student, recipe: Recipe, seed: int, run: training.Run, t
 def pattern_model(settings: dict[str, Any]) -> LanguageModel:
     """The grader's language model as the recipe starts it (its run's seed)."""
     with torch.random.fork_rng():
-        torch.manual_seed(settings["seed"])
+        seed_cpu(settings["seed"])
         return LanguageModel(settings["vocab"], settings["embed"], settings["hidden"])
 
 

@@ -16,6 +16,7 @@ import torch
 from torch import nn
 
 from .codec import ArgRef, Build, Effect, Optimizer, Seeded, Unsupported
+from .seeds import seed_cpu
 from .training import TARGETS as HARNESS_TARGETS
 from .trusted import TRUSTED
 
@@ -36,7 +37,7 @@ def reset_globals(seed: int, threads: int) -> None:
     torch.set_default_device(None)
     torch.set_grad_enabled(True)
     torch.set_num_threads(threads)
-    torch.manual_seed(seed)
+    seed_cpu(seed)
     random.seed(seed)
     np.random.seed(seed)
 

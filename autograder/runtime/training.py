@@ -21,6 +21,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from .language_model import LanguageModel
+from .seeds import seed_cpu
 
 EVAL_CHUNK = 1024
 OPENED = "opened_forget_gate"  # a run's recipe key: the recurrent layer's biases, the forget gate opened
@@ -60,7 +61,7 @@ def classifier_epochs(
     resolve: Any, recipe: dict[str, Any], tokens: torch.Tensor, lengths: torch.Tensor | None, labels: torch.Tensor
 ) -> Iterator[nn.Module]:
     """The recipe's epochs, one at a time: yields the model after each (a training can stop at any of them)."""
-    torch.manual_seed(recipe["seed"])
+    seed_cpu(recipe["seed"])
     kind = resolve("classifier.SequenceClassifier")
     model = kind(vocab=10, embed=recipe["embed"], hidden=recipe["hidden"], cell=recipe["cell"], pooling="last")
     _open_forget_gate(model, recipe)
@@ -175,7 +176,7 @@ def train_pattern_model(
     resolve: Any, recipe: dict[str, Any], tokens: torch.Tensor, eval_inputs: torch.Tensor
 ) -> torch.Tensor:
     """Train the grader's LSTM language model with the student's next_token_loss; predict each next token."""
-    torch.manual_seed(recipe["seed"])
+    seed_cpu(recipe["seed"])
     loss_of = resolve("language_model.next_token_loss")
     model = LanguageModel(recipe["vocab"], recipe["embed"], recipe["hidden"])
     optimizer = torch.optim.Adam(model.parameters(), lr=recipe["learning_rate"])
