@@ -44,13 +44,16 @@ SequenceClassifier.forward = _forward
 """
 
 
+def graded(tmp_path, padding: str, classifier: str, functions: list[str]):
+    """The reference with these appended to its padding and classifier modules, graded on `functions`' items."""
+    edits = {"padding": appended_to("padding", padding), "classifier": appended_to("classifier", classifier)}
+    return grade(build_submission(tmp_path, edits=edits), functions)
+
+
 @pytest.mark.slow
 def test_a_float64_masked_mean_costs_its_own_item_and_not_the_classifiers_forward_items(tmp_path):
-    edits = {
-        "padding": appended_to("padding", MASKED_MEAN_IN_FLOAT64),
-        "classifier": appended_to("classifier", FORWARD_THROUGH_MASKED_MEAN),
-    }
-    result = grade(build_submission(tmp_path, edits=edits), ["masked_mean", "SequenceClassifier"])
+    functions = ["masked_mean", "SequenceClassifier"]
+    result = graded(tmp_path, MASKED_MEAN_IN_FLOAT64, FORWARD_THROUGH_MASKED_MEAN, functions)
     items = {item.name: item for item in result.items}
     assert items["masked_mean: values"].score == 0, items["masked_mean: values"].feedback
     forward = [item for item in result.items if item.function == "SequenceClassifier" and "learns" not in item.name]
@@ -86,7 +89,9 @@ def test_the_workers_runtime_holds_no_answer_that_a_students_function_could_call
 # What a student could keep of the stand-ins: forward (right) finds the grader's gather_final bound in the
 # student's padding module while the regrade runs, and keeps its compiled code in every folder it may write;
 # their own gather_final (zeros: nothing to learn from) runs that code wherever it finds it.
-KEEPS_THE_STANDIN = """
+KEEPS_THE_STANDIN = (
+    FORWARD_THROUGH_MASKED_MEAN
+    + """
 import marshal
 import sys
 from pathlib import Path
@@ -109,25 +114,17 @@ def _keep_the_standin():
         raise RuntimeError("no folder to keep the stand-in in")  # the regrade would fail: the test sees it
 
 
-def _forward(self, tokens, lengths=None):
+_forward_as_written = SequenceClassifier.forward
+
+
+def _forward_that_keeps(self, tokens, lengths=None):
     _keep_the_standin()
-    batch, length = tokens.shape
-    if lengths is None:
-        lengths = torch.full((batch,), length, dtype=torch.long)
-    output, _ = self.rnn(self.embedding(tokens))
-    if self.pooling == "last":
-        pooled = sys.modules["exercises.padding"].gather_final(output, lengths)
-    else:
-        real = (torch.arange(length).unsqueeze(0) < lengths.unsqueeze(1)).unsqueeze(2)
-        if self.pooling == "mean":
-            pooled = (output * real).sum(dim=1) / lengths.unsqueeze(1).to(output)
-        else:
-            pooled = output.masked_fill(~real, float("-inf")).amax(dim=1)
-    return self.head(pooled)
+    return _forward_as_written(self, tokens, lengths)
 
 
-SequenceClassifier.forward = _forward
+SequenceClassifier.forward = _forward_that_keeps
 """
+)
 
 GATHER_FINAL_FROM_WHAT_WAS_KEPT = """
 import marshal
@@ -148,11 +145,8 @@ def gather_final(output, lengths):
 
 @pytest.mark.slow
 def test_what_a_students_forward_keeps_of_the_standins_is_gone_before_the_threshold_items_train(tmp_path):
-    edits = {
-        "padding": appended_to("padding", GATHER_FINAL_FROM_WHAT_WAS_KEPT),
-        "classifier": appended_to("classifier", KEEPS_THE_STANDIN),
-    }
-    result = grade(build_submission(tmp_path, edits=edits), ["gather_final", "SequenceClassifier"])
+    functions = ["gather_final", "SequenceClassifier"]
+    result = graded(tmp_path, GATHER_FINAL_FROM_WHAT_WAS_KEPT, KEEPS_THE_STANDIN, functions)
     items = {item.name: item for item in result.items}
     last = items["SequenceClassifier: last pooling"]
     assert last.score == last.max_score and "given a correct gather_final" in last.note, (last.feedback, last.note)
