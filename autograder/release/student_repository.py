@@ -64,6 +64,7 @@ def training_check(rubric: Rubric) -> dict[str, Callable[[], bytes]]:
         f"{CHECK_TRAINING}/__main__.py": (TEMPLATES / "check_training.py").read_bytes,
         f"{CHECK_TRAINING}/recipe.py": (RUNTIME / "training.py").read_bytes,
         f"{CHECK_TRAINING}/language_model.py": (RUNTIME / "language_model.py").read_bytes,
+        f"{CHECK_TRAINING}/seeds.py": (RUNTIME / "seeds.py").read_bytes,
         f"{CHECK_TRAINING}/forget_gate.py": (TEMPLATES / "check_training_forget_gate.py").read_bytes,
         f"{CHECK_TRAINING}/settings.json": lambda: _json({"data_seeds": vars(student_seeds()), "items": items}),
     }

@@ -109,6 +109,7 @@ def test_its_training_check_is_the_graders_own_recipe_settings_and_wording(relea
     check = released / student_repository.CHECK_TRAINING
     assert (check / "recipe.py").read_bytes() == (RUNTIME / "training.py").read_bytes()
     assert (check / "language_model.py").read_bytes() == (RUNTIME / "language_model.py").read_bytes()
+    assert (check / "seeds.py").read_bytes() == (RUNTIME / "seeds.py").read_bytes()
     assert (check / "forget_gate.py").read_text().count("set_forget_bias(rnn, value)") == 1  # not the grader's own
     shipped = json.loads((check / "settings.json").read_text())["items"]
     assert shipped == {recipe.name: recipe.settings for recipe in rubric.load().recipes}
