@@ -156,6 +156,12 @@ def print_against(revision: str, here: tuple[float, int, float], there: tuple[fl
     print(f"target: CPU at most {TARGET_AGAINST:g}x: {'met' if ratio <= TARGET_AGAINST else 'NOT met'}")
 
 
+def print_side(side: str, run: tuple[float, int, float]) -> None:
+    """One side's figures, as soon as it has run."""
+    seconds, status, cpu = run
+    print(f"\n{side}: {seconds:.0f} s, {cpu:.0f} s of CPU (exit {status})", flush=True)
+
+
 def print_suite(arguments: list[str], unit: float, unit_cpu: float, run: tuple[float, int, float]) -> None:
     seconds, status, cpu = run
     print(f"python -m pytest {' '.join(arguments)}: {seconds:.0f} s = {seconds / unit:.1f} gradings (exit {status})")
@@ -173,13 +179,14 @@ def main() -> int:
     unit, unit_cpu = reference_grading()
     with tempfile.TemporaryDirectory() as name:
         folder = Path(name)
+        folder.chmod(0o755)  # the revision's venv and worktree sit here: the tests' other users run them
         junit = folder / "suite.xml"
         run = suite(profiled(arguments, folder, "here", options.profile), junit)
-        then = (
-            against(options.against, profiled(arguments, folder, "then", options.profile), folder)
-            if options.against
-            else None
-        )
+        print_side("this checkout", run)  # now: a run cut during the revision's side still gives this figure
+        then = None
+        if options.against:
+            then = against(options.against, profiled(arguments, folder, "then", options.profile), folder)
+            print_side(options.against, then)
         shares = by_part(junit) if junit.exists() else {}
         slowest = slowest_files(junit) if junit.exists() else []
         alone = {}
