@@ -20,9 +20,10 @@ kept the machine's cores.
 `--against REV` checks REV out in a temporary git worktree and runs the same pytest command there,
 then prints both sides' CPU and wall time and their ratios (issue 34: this checkout's CPU at most 0.6x
 the revision before it). Each side imports its own `autograder`, in every process it starts: PYTHONPATH
-names the checkout, and the revision runs in a venv over this interpreter's packages whose editable
-install is the worktree (its subprocesses that set a PYTHONPATH of their own, as f8828fe's recording of
-the public tests does, would otherwise import this checkout's package). A `shared` folder beside this
+names the checkout, and while the revision runs this interpreter's editable install points at the worktree
+(put back after: its subprocesses that set a PYTHONPATH of their own, as f8828fe's recording of the public
+tests does, would otherwise import this checkout's package; a venv would not do, its worker's `python -I -S`
+leaves the venv's site packages, torch among them, out). A `shared` folder beside this
 checkout (the course, the contract tool) is linked beside the worktree too, so both sides run the same
 tests. `--profile` loads `cpu_profile.py` (this folder) into both runs and prints the files and tests
 that took the most CPU.
@@ -106,13 +107,19 @@ def profiled(arguments: list[str], folder: Path, side: str, profile: bool) -> li
     return [*arguments, "-p", "cpu_profile", f"--cpu-profile={folder / side}.json"] if profile else arguments
 
 
-def own_python(checkout: Path, folder: Path) -> str:
-    """A venv over this interpreter's packages whose editable install is `checkout`: its .pth comes first."""
-    venv = folder / "venv"
-    subprocess.run([sys.executable, "-m", "venv", "--system-site-packages", str(venv)], check=True)
-    python = str(venv / "bin" / "python")
-    subprocess.run([python, "-m", "pip", "install", "-q", "--no-deps", "-e", str(checkout)], check=True)
-    return python
+def installed_from() -> Path:
+    """Where this interpreter's editable install of the project points now (this checkout if it names none)."""
+    from importlib import metadata
+
+    found = metadata.distribution("week07-recurrent-networks").read_text("direct_url.json") or "{}"
+    url = json.loads(found).get("url", "")
+    return Path(url.removeprefix("file://")) if url.startswith("file://") else ROOT
+
+
+def install(checkout: Path) -> None:
+    """Point this interpreter's editable install at `checkout` (no dependencies touched)."""
+    command = [sys.executable, "-m", "pip", "install", "-q", "--no-deps", "-e", str(checkout)]
+    subprocess.run(command, check=True)
 
 
 def against(revision: str, arguments: list[str], folder: Path) -> tuple[float, int, float]:
@@ -121,9 +128,14 @@ def against(revision: str, arguments: list[str], folder: Path) -> tuple[float, i
     subprocess.run(["git", "worktree", "add", "--detach", "--quiet", str(checkout), revision], cwd=ROOT, check=True)
     if (ROOT.parent / "shared").is_dir():
         (folder / "shared").symlink_to(ROOT.parent / "shared")
+    # the revision's worker runs `python -I -S`: a venv's site packages would not reach it, so this interpreter's
+    # own editable install points at the revision while it runs (every subprocess imports its `autograder`)
+    before = installed_from()
     try:
-        return suite(arguments, folder / "against.xml", checkout, own_python(checkout, folder))
+        install(checkout)
+        return suite(arguments, folder / "against.xml", checkout)
     finally:
+        install(before)
         subprocess.run(["git", "worktree", "remove", "--force", str(checkout)], cwd=ROOT, check=False)
 
 
@@ -179,7 +191,7 @@ def main() -> int:
     unit, unit_cpu = reference_grading()
     with tempfile.TemporaryDirectory() as name:
         folder = Path(name)
-        folder.chmod(0o755)  # the revision's venv and worktree sit here: the tests' other users run them
+        folder.chmod(0o755)  # the revision's worktree sits here: the tests' other users run it
         junit = folder / "suite.xml"
         run = suite(profiled(arguments, folder, "here", options.profile), junit)
         print_side("this checkout", run)  # now: a run cut during the revision's side still gives this figure
