@@ -4,6 +4,8 @@ Installed (not editable), ROOT is the site-packages folder, where `solutions` an
 installed beside `autograder`. Standard library only: the roster workflow's jobs import it bare.
 """
 
+import os
+import sys
 from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parent  # autograder/
@@ -19,3 +21,20 @@ RUNTIME = PACKAGE / "runtime"  # what the worker imports beside the student's co
 STANDINS = RUNTIME / "standins.py"  # TODOs 4 and 5's answers: sent with a stand-in call, never in the worker's copy
 FORGET_GATE = RUNTIME / "forget_gate.py"  # TODO 6's answer: the grader's only, its biases sent with each run
 TEMPLATES = PACKAGE / "release" / "templates"  # the files the releases ship
+MEMO = "autograder-memo"  # the reference's answers the grader keeps (checks/memo.py)
+MEMO_SUFFIX = ".answer"  # each answer's file in it
+
+
+def memo_folder() -> Path | None:
+    """Where the grader keeps the reference's answers. Run from a venv, inside it: the answers hold for what is
+    installed there (Gradescope's image keeps those its setup.sh asked for). Otherwise in the user's cache
+    ($XDG_CACHE_HOME if absolute, else ~/.cache); None where the user has no home to keep them in."""
+    if sys.prefix != sys.base_prefix:
+        return Path(sys.prefix) / MEMO
+    cache = os.environ.get("XDG_CACHE_HOME", "")
+    if not os.path.isabs(cache):
+        try:
+            cache = str(Path.home() / ".cache")
+        except RuntimeError:  # no HOME and no entry in the password database (a uid of its own)
+            return None
+    return Path(cache) / MEMO

@@ -20,6 +20,7 @@ from pathlib import Path
 import pytest
 
 from autograder import __version__, integrity, sandbox
+from autograder.checks import memo
 from autograder.fingerprint import fingerprint
 from autograder.grading.plugin import GradingPlugin, Outcome
 from autograder.grading.results import Credited, Failure, GradingResult, ItemResult
@@ -40,15 +41,18 @@ from autograder.runtime import dynamo
 from autograder.sandbox import IsolationRefused, Worker, WorkerLimits
 
 SEED = 0  # every call of the student's code starts from torch.manual_seed(SEED)
-# What each function's items will import on both sides (the student's code in the worker, the
-# reference here): the baseline module imports scikit-learn. Both sides import it up front, in
-# parallel. torch._dynamo, which every optimizer step imports, is a stand-in on both sides
-# (runtime/dynamo.py); with REAL_DYNAMO=1 in the grader's environment, the items that train
-# import the real one up front instead, as before the stand-in (the benchmark's "today's way").
+# What each function's items will import up front: the baseline module imports scikit-learn, which
+# the worker imports while it warms up (the student's code needs it). The grader does not: the
+# reference's answers to those items come from its memo (checks/memo.py), and where the memo has none,
+# the check imports it then. torch._dynamo, which every optimizer step imports, is a stand-in on both
+# sides (runtime/dynamo.py); with REAL_DYNAMO=1 in the grader's environment, the items that train
+# import the real one up front instead, on both sides, as before the stand-in (the benchmark's
+# "today's way").
 PRELOAD = {
     "bag_of_counts": ("sklearn.linear_model",),
     "fit_baseline": ("sklearn.linear_model",),
 }
+WORKER_ONLY = ("sklearn.linear_model",)  # of the preload, what the grader itself does not import up front
 TRAINS = ("train_step", "next_token_loss", "SequenceClassifier")
 REAL_DYNAMO = "AUTOGRADE_REAL_DYNAMO"
 
@@ -185,6 +189,7 @@ def grade(submission: Path | Submission, rubric: Rubric, require_isolation: bool
     refusal = sandbox.available().refusal()
     if require_isolation and refusal:
         raise IsolationRequired(refusal)
+    memo.ready()  # before the worker: its layers hide the reference's answers the memo keeps
     with grading_folder() as folder:
         copy = folder / "submission"
         copied = copy_submission(submission, copy)
@@ -198,7 +203,8 @@ def grade(submission: Path | Submission, rubric: Rubric, require_isolation: bool
 
                 with caches_in(folder):  # the whole grading: whatever imports the real torch._dynamo
                     for name in limits.preload:
-                        importlib.import_module(name)
+                        if name not in WORKER_ONLY:
+                            importlib.import_module(name)
                     dynamo.install()  # the grader trains too (the pattern model, the reference's steps)
                     try:
                         if require_isolation:

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import autograder
 import solutions
+from autograder.locations import MEMO_SUFFIX, memo_folder
 
 SYSTEM = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/etc")  # what a Python process needs of the OS
 SYSTEM_FACTS = ("/proc/cpuinfo", "/proc/meminfo", "/proc/stat", "/sys/devices/system/cpu")  # read by torch and numpy
@@ -70,6 +71,7 @@ def hidden_paths() -> list[Path]:
     found = [Path(autograder.__file__).resolve().parent, Path(solutions.__file__).resolve().parent]
     found += [Path(site, name) for site in site_directories() for name in INSTRUCTOR_PACKAGES]
     found += [Path(path) for path in os.environ.get(PRIVATE_VARIABLE, "").split(os.pathsep) if path]
+    found += [folder] if (folder := memo_folder()) is not None else []  # the reference's answers (checks/memo.py)
     found = [path.resolve() for path in found if path.exists()]
     root = repository()
     if root is not None:
@@ -157,7 +159,7 @@ def evidence(hidden: list[Path]) -> list[str]:
             continue
         for root, folders, names in os.walk(path):
             folders[:] = sorted(name for name in folders if not name.startswith("."))
-            found = [name for name in sorted(names) if name.endswith((".py", ".toml"))]
+            found = [name for name in sorted(names) if name.endswith((".py", ".toml", MEMO_SUFFIX))]
             if found:
                 files.append(os.path.join(root, found[0]))
                 break

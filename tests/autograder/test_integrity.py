@@ -174,6 +174,7 @@ NOTED_ATTACKS = {
     "network_at_import": {Kind.NETWORK, Kind.DYNAMIC},
     "os_exit": {Kind.PROCESS},
     "search_expected": {Kind.GRADER, Kind.FRAMES, Kind.PROC, Kind.FILES, Kind.DYNAMIC},
+    "read_memo": {Kind.FILES},
     "cpu_hog": {Kind.PROCESS},
     "thread_bomb": {Kind.PATCH, Kind.PROCESS},
     "disk_filler": {Kind.FILES},

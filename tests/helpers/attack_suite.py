@@ -240,6 +240,8 @@ ATTACKS = [
         {"masked_mean": ZERO, "gather_final": FULL},
         r"did not finish \(disk full\): your code wrote more than 64 MB to disk",
     ),
+    # a value attack graded beside the disk's (its group holds the memo attack on baseline.py)
+    Attack("return_list", "disk", ("exercises/baseline.py",), {"bag_of_counts": ZERO}, r"returned a list"),
     # return values that are not what they seem
     Attack("return_tensor_subclass", "values", ("exercises/padding.py",), {"gather_final": ZERO}, r"Agreeable"),
     Attack("return_always_equal", "values", ("exercises/recurrence.py",), {"lstm_step": ZERO}),
@@ -260,9 +262,9 @@ ATTACKS = [
     ),
     Attack("return_wrong_dtype", "values_and_cheats", ("exercises/padding.py",), {"gather_final": ZERO}, r"float64"),
     Attack("mutate_input", "values_and_cheats", ("exercises/recurrence.py",), {"lstm_step": ZERO}),
-    Attack("return_list", "values_and_cheats", ("exercises/baseline.py",), {"bag_of_counts": ZERO}, r"returned a list"),
     Attack("import_solutions", "values_and_cheats", ("exercises/initialisation.py",), {"set_forget_bias": ZERO}),
     Attack("search_expected", "values_and_cheats", ("exercises/language_model.py",), {"sample": ZERO}),
+    Attack("read_memo", "values_and_cheats", ("exercises/baseline.py",), {"fit_baseline": ZERO}),
     # answers far larger than asked for: refused unread past an answer's frame, or their texts cut as they are read
     Attack("huge_string_answer", "answers", ("exercises/baseline.py",), {"bag_of_counts": ZERO}, TOO_LARGE),
     Attack("huge_answer", "answers", ("exercises/language_model.py",), {"sample": ZERO}, TOO_LARGE),

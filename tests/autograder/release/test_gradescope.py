@@ -30,7 +30,7 @@ from autograder.fingerprint import VERSIONED
 from autograder.gradescope_run import find_submission
 from autograder.grading import submission
 from autograder.grading.submission import Submission, Why
-from autograder.locations import LOCK
+from autograder.locations import LOCK, MEMO
 from autograder.release import gradescope
 from autograder.sandbox import record
 
@@ -87,7 +87,7 @@ def test_it_finds_the_exercises_folder_however_the_student_uploaded(tmp_path):
 # -- the bundle as Gradescope deploys it: its own setup.sh, its own run_autograder, Docker's defaults ----------
 FORMS = ("repository", "zip", "loose")  # uploaded from GitHub, as a zip of the repository folder, as loose modules
 DOCKER = tiers.TIERS["docker"]  # root without CAP_SYS_ADMIN, user namespaces refused by seccomp: Gradescope's
-ATTACKS = suite.GROUPS["values_and_cheats"]  # import_solutions and search_expected read the reference from disk
+ATTACKS = suite.GROUPS["values_and_cheats"]  # import_solutions, search_expected, read_memo read the grader's disk
 RUBRIC = rubric.load()
 
 
@@ -201,7 +201,9 @@ def test_its_own_scripts_give_the_file_reading_attacks_only_what_they_honestly_e
     for attack in suite.members(ATTACKS):
         assert suite.item_problems(graded, attack.expected, attack.feedback) == [], attack.name
     zero = {function for attack in suite.members(ATTACKS) for function, got in attack.expected.items() if got == "zero"}
-    assert {"set_forget_bias", "sample"} <= zero  # import_solutions' and search_expected's targets
+    assert {"set_forget_bias", "sample", "fit_baseline"} <= zero  # import_solutions', search_expected's, read_memo's
+    kept = deployed.gradescope_image() / "venv" / MEMO
+    assert sorted(kept.glob("baseline.fit_baseline.*")), "setup.sh kept no answer: read_memo would prove nothing"
     honest = sum(item.points for item in RUBRIC.items if item.function not in zero)
     assert document["score"] == honest, document["output"][-2000:]
     assert gradings["traces"] == []

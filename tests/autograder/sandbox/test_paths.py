@@ -10,6 +10,7 @@ import deployed
 import pytest
 from support import ROOT
 
+from autograder.locations import MEMO, MEMO_SUFFIX
 from autograder.sandbox import paths
 
 
@@ -33,6 +34,20 @@ def test_it_hides_this_checkout_the_packages_and_what_the_grader_marks_private(m
     hidden = paths.hidden_paths()
     assert hidden[0] == ROOT  # the checkout (autograder/ and solutions/ are inside it)
     assert tmp_path.resolve() in hidden
+
+
+def test_it_hides_the_memo_of_the_references_answers_and_offers_one_to_the_probe(monkeypatch, tmp_path):
+    """In a venv the memo sits inside the interpreter's folder, which the worker may read: it is cut out."""
+    venv = tmp_path / "venv"
+    kept = venv / MEMO
+    kept.mkdir(parents=True)
+    (kept / f"baseline.fit_baseline.0123{MEMO_SUFFIX}").write_bytes(b"an answer")
+    monkeypatch.setattr(paths, "memo_folder", lambda: kept)
+    hidden = paths.hidden_paths()
+    assert kept in hidden and str(kept / f"baseline.fit_baseline.0123{MEMO_SUFFIX}") in paths.evidence(hidden)
+    (venv / "lib").mkdir()
+    granted, _ = paths.around(venv, hidden)
+    assert granted == [venv / "lib"]
 
 
 def test_it_keeps_the_interpreter_readable_even_inside_a_checkout(tmp_path):
@@ -125,6 +140,7 @@ def test_it_grants_and_binds_real_paths_only_and_recreates_the_links_on_the_way_
 
 MEASURE = """
 import json, os
+from autograder.locations import MEMO, MEMO_SUFFIX
 from autograder.sandbox import paths
 hidden = paths.hidden_paths()
 granted, listed = paths.readable(hidden)
