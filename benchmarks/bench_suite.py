@@ -39,6 +39,7 @@ import tempfile
 import time
 import xml.etree.ElementTree as ElementTree
 from collections import defaultdict
+from importlib import metadata
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -108,12 +109,12 @@ def profiled(arguments: list[str], folder: Path, side: str, profile: bool) -> li
 
 
 def installed_from() -> Path:
-    """Where this interpreter's editable install of the project points now (this checkout if it names none)."""
-    from importlib import metadata
-
+    """Where this interpreter's editable install of the project points now: this checkout where it names none,
+    or a folder that is gone (the put-back must succeed)."""
     found = metadata.distribution("week07-recurrent-networks").read_text("direct_url.json") or "{}"
     url = json.loads(found).get("url", "")
-    return Path(url.removeprefix("file://")) if url.startswith("file://") else ROOT
+    path = Path(url.removeprefix("file://")) if url.startswith("file://") else ROOT
+    return path if (path / "pyproject.toml").is_file() else ROOT
 
 
 def install(checkout: Path) -> None:
@@ -160,9 +161,9 @@ def print_profile(side: str, profile: Path) -> None:
 
 def print_against(revision: str, here: tuple[float, int, float], there: tuple[float, int, float]) -> None:
     """Both sides' wall and CPU time and the ratios, this checkout's over the revision's."""
-    (seconds, status, cpu), (then_seconds, then_status, then_cpu) = here, there
-    print(f"against {revision}: {then_seconds:.0f} s, {then_cpu:.0f} s of CPU (exit {then_status})")
-    print(f"  this checkout:  {seconds:.0f} s, {cpu:.0f} s of CPU (exit {status})")
+    (seconds, _, cpu), (then_seconds, _, then_cpu) = here, there
+    print(f"against {revision}: {figures(there)}")
+    print(f"  this checkout:  {figures(here)}")
     ratio = cpu / then_cpu if then_cpu else float("inf")
     print(f"  CPU {ratio:.2f}x, wall {seconds / then_seconds:.2f}x of {revision}")
     print(f"target: CPU at most {TARGET_AGAINST:g}x: {'met' if ratio <= TARGET_AGAINST else 'NOT met'}")
@@ -170,8 +171,13 @@ def print_against(revision: str, here: tuple[float, int, float], there: tuple[fl
 
 def print_side(side: str, run: tuple[float, int, float]) -> None:
     """One side's figures, as soon as it has run."""
+    print(f"\n{side}: {figures(run)}", flush=True)
+
+
+def figures(run: tuple[float, int, float]) -> str:
+    """A run's wall time, CPU and exit status, in one line's words."""
     seconds, status, cpu = run
-    print(f"\n{side}: {seconds:.0f} s, {cpu:.0f} s of CPU (exit {status})", flush=True)
+    return f"{seconds:.0f} s, {cpu:.0f} s of CPU (exit {status})"
 
 
 def print_suite(arguments: list[str], unit: float, unit_cpu: float, run: tuple[float, int, float]) -> None:
