@@ -71,8 +71,10 @@ def hidden_paths() -> list[Path]:
     found = [Path(autograder.__file__).resolve().parent, Path(solutions.__file__).resolve().parent]
     found += [Path(site, name) for site in site_directories() for name in INSTRUCTOR_PACKAGES]
     found += [Path(path) for path in os.environ.get(PRIVATE_VARIABLE, "").split(os.pathsep) if path]
-    found += [folder] if (folder := memo_folder()) is not None else []  # the reference's answers (checks/memo.py)
     found = [path.resolve() for path in found if path.exists()]
+    # the reference's answers (checks/memo.py), hidden before they exist too: Landlock then grants the folders
+    # around it entry by entry, so a memo made later, under a grant drawn earlier, is not opened by it
+    found += [folder.resolve()] if (folder := memo_folder()) is not None else []
     root = repository()
     if root is not None:
         found = [root] + [path for path in found if not path.is_relative_to(root)]

@@ -50,6 +50,16 @@ def test_it_hides_the_memo_of_the_references_answers_and_offers_one_to_the_probe
     assert granted == [venv / "lib"]
 
 
+def test_it_hides_the_memo_before_it_exists_so_that_no_grant_drawn_earlier_opens_it(monkeypatch, tmp_path):
+    """A grant drawn before the first grading made the memo (a long-lived process caches its grants)."""
+    venv = tmp_path / "venv"
+    (venv / "lib").mkdir(parents=True)
+    monkeypatch.setattr(paths, "memo_folder", lambda: venv / MEMO)
+    granted, _ = paths.around(venv, paths.hidden_paths())
+    (venv / MEMO).mkdir()
+    assert granted == [venv / "lib"]  # the venv entry by entry: the memo made after is in no grant
+
+
 def test_it_keeps_the_interpreter_readable_even_inside_a_checkout(tmp_path):
     venv = tmp_path / "checkout" / ".venv"
     (venv / "lib").mkdir(parents=True)
