@@ -37,7 +37,7 @@ LIBRARIES = ("scipy",)  # beside fingerprint.VERSIONED: the regression's solver 
 def reference(target: str, *args: Any) -> Any:
     """The reference's `target` ("baseline.fit_baseline", a function of `solutions`) called with `args`:
     read from the memo where it holds a current answer, else computed here (and kept)."""
-    folder = None if os.environ.get(NO_MEMO) == "1" else memo_folder()
+    folder = _folder()
     if folder is None:
         return _computed(target, args)
     path, key = folder / f"{target}.{_digest(args)[:16]}{MEMO_SUFFIX}", _key(target, args)
@@ -47,6 +47,11 @@ def reference(target: str, *args: Any) -> Any:
     value = _computed(target, args)
     _keep(folder, path, {"key": key, "value": value})
     return value
+
+
+def _folder() -> Path | None:
+    """Where the memo is kept; None where it is off (AUTOGRADE_NO_MEMO=1) or there is no place for it."""
+    return None if os.environ.get(NO_MEMO) == "1" else memo_folder()
 
 
 def _computed(target: str, args: tuple[Any, ...]) -> Any:
@@ -137,10 +142,10 @@ def _keep(folder: Path, path: Path, entry: dict[str, Any]) -> None:
 
 
 def ready() -> Path | None:
-    """Make the memo folder, this user's alone, before any worker starts: the worker's layers hide the folder
-    from it only where it exists (sandbox/paths.hidden_paths), so answers are kept nowhere else. The folder,
-    or None where there is none to keep them in."""
-    folder = None if os.environ.get(NO_MEMO) == "1" else memo_folder()
+    """Make the memo folder, this user's alone, before any worker starts: Landlock hides it whether or not it
+    exists, but the namespaces' tmpfs only where it exists (sandbox/paths.hidden_paths), and answers are kept
+    nowhere else. The folder, or None where there is none to keep them in."""
+    folder = _folder()
     if folder is None:
         return None
     try:

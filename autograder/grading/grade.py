@@ -64,8 +64,13 @@ def preload_of(function: str) -> tuple[str, ...]:
 
 
 def preloads() -> tuple[str, ...]:
-    """What the items of every function import up front (a roster's server imports it once)."""
+    """What the items of every function import up front, in the worker."""
     return tuple(dict.fromkeys(name for function in (*PRELOAD, *TRAINS) for name in preload_of(function)))
+
+
+def graders_own(preload: tuple[str, ...]) -> tuple[str, ...]:
+    """Of what the worker imports up front, what the grader imports too (the memo answers for scikit-learn)."""
+    return tuple(name for name in preload if name not in WORKER_ONLY)
 
 
 @dataclass
@@ -202,9 +207,8 @@ def grade(submission: Path | Submission, rubric: Rubric, require_isolation: bool
                 from autograder.student import Remote  # imports torch, as the worker does meanwhile
 
                 with caches_in(folder):  # the whole grading: whatever imports the real torch._dynamo
-                    for name in limits.preload:
-                        if name not in WORKER_ONLY:
-                            importlib.import_module(name)
+                    for name in graders_own(limits.preload):
+                        importlib.import_module(name)
                     dynamo.install()  # the grader trains too (the pattern model, the reference's steps)
                     try:
                         if require_isolation:

@@ -37,7 +37,7 @@ from pathlib import Path
 from autograder import checks
 from autograder.fingerprint import fingerprint
 from autograder.grading import writers
-from autograder.grading.grade import WORKER_ONLY, failed_grading, preloads
+from autograder.grading.grade import failed_grading, graders_own, preloads
 from autograder.grading.results import Failure
 from autograder.grading.submission import Module, Submission, SubmissionError, modules
 from autograder.integrity import FILE as INTEGRITY_FILE
@@ -110,8 +110,7 @@ def server_preload(grade: GradeOne) -> list[str]:
     """What every grading imports, imported once by the server the gradings are forked from."""
     names = [f"autograder.checks.{module.name}" for module in pkgutil.iter_modules(checks.__path__)]
     function = getattr(grade, "func", grade)  # a partial's function
-    own = [name for name in preloads() if name not in WORKER_ONLY]  # the memo answers for scikit-learn (checks/memo.py)
-    return [function.__module__, "autograder.grading.plugin", "autograder.student", *names, *own]
+    return [function.__module__, "autograder.grading.plugin", "autograder.student", *names, *graders_own(preloads())]
 
 
 def grading_process(grade: GradeOne, submission: str, out: str, only: list[str] | None) -> None:

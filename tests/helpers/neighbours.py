@@ -6,7 +6,7 @@
 The roster is graded by the grader as deployed (tests/helpers/tiers.py), in a PID namespace of the
 test's own: every process it sees is one of this run's, so an attack may aim at "*" (its
 @@SCOPE@@) and harm nothing else on a shared machine; and, once grade-all has ended, every process
-still in that namespace is one the grading left behind (`Roster.left`).
+still in that namespace, once those already ending have gone, is one the grading left behind (`Roster.left`).
 """
 
 import contextlib
@@ -28,6 +28,9 @@ ROSTER_SECONDS = 1200  # a bound for a hung run only: two students, a few functi
 SETTLE_SECONDS = 3  # what a process left behind gets to show itself once grade-all has ended
 ENDING_SECONDS = 60  # a bound only: grade-all's fork server ends by itself once grade-all has (on a busy machine, late)
 FORK_SERVER = "multiprocessing.forkserver"  # in its command line: the grader's own, waited for (not a student's)
+# a process already in its exit (the kernel's PF_EXITING flag in /proc/PID/stat): its memory, and with it its
+# command line, is gone, but the namespace still lists it for a moment; on a busy machine, more than a moment
+PF_EXITING = 0x4
 # the namespace's first process: grade-all, then every other process of the namespace (its own pid is 1)
 RUN_THEN_LOOK = f"""
 import json, os, subprocess, sys, time
@@ -47,11 +50,15 @@ def others():
                 command = open(f"/proc/{{name}}/cmdline", "rb").read().replace(b"\\0", b" ")
             except OSError:
                 continue  # ended meanwhile
-            if stat.rsplit(")", 1)[1].split()[0] not in ("Z", "X"):  # a zombie has ended (its parent reaps it)
-                found.append(f"{{command.decode(errors='replace')}} ({{stat[:120]}})")
+            fields = stat.rsplit(")", 1)[1].split()
+            if fields[0] not in ("Z", "X"):  # a zombie has ended (its parent reaps it)
+                exiting = " exiting" if int(fields[6]) & {PF_EXITING} else ""
+                found.append(f"{{command.decode(errors='replace')}} ({{stat[:120]}}){{exiting}}")
     return found
+def ending(line):
+    return {FORK_SERVER!r} in line or line.endswith(" exiting")
 deadline = time.monotonic() + {ENDING_SECONDS}
-while any({FORK_SERVER!r} in line for line in others()) and time.monotonic() < deadline:
+while any(ending(line) for line in others()) and time.monotonic() < deadline:
     time.sleep(0.5)
 left = others()
 print(json.dumps({{"status": status, "left": left}}))
