@@ -4,6 +4,7 @@ import functools
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
+import keep_bytecode  # noqa: F401  (first: every module imported after it keeps its bytecode)
 import markers
 import pytest
 import skip_policy

@@ -48,7 +48,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-import jsonschema
+import gradescope_schema
 import pytest
 from once_per_run import shared
 from support import EXERCISES, ROOT, SOLUTIONS, appended_to, build_submission, grade
@@ -61,7 +61,6 @@ from autograder.sandbox import WorkerLimits, record
 from solutions.initialisation import set_forget_bias as set_forget_bias_reference
 
 SUBMISSIONS = ROOT / "tests" / "attacks" / "submissions"
-SCHEMA = json.loads((ROOT / "tests" / "autograder" / "gradescope_results.schema.json").read_text())
 RUBRIC = rubric.load()
 FULL, ZERO = "full", "zero"
 MAX_RESULTS_BYTES = 1 << 20
@@ -719,9 +718,10 @@ def results_problems(graded: Graded) -> list[str]:
     problems = [f"results.json is {size} bytes"] if size >= MAX_RESULTS_BYTES else []
     try:
         document = json.loads(graded.results, parse_constant=reject_constant)
-        jsonschema.validate(document, SCHEMA)
-    except (ValueError, jsonschema.ValidationError) as error:
+    except ValueError as error:
         return [*problems, f"results.json is not valid: {str(error)[:300]}"]
+    if invalid := gradescope_schema.problem(document):
+        return [*problems, f"results.json is not valid: {invalid[:300]}"]
     if document["score"] != sum(test["score"] for test in document["tests"]):
         problems.append(f"the score {document['score']} is not the sum of the tests' scores")
     problems += unclean(document["output"], "the results' output")

@@ -5,19 +5,13 @@ import statistics
 from collections import Counter
 from pathlib import Path
 
-import jsonschema
 import pytest
+from gradescope_schema import validate
 
 from autograder import rubric, stubs
 from autograder.grading import writers
 from autograder.grading.results import Failure, GradingResult, ItemResult
 from autograder.grading.submission import LeftOut, Unlisted, Why
-
-SCHEMA = json.loads((Path(__file__).parents[1] / "gradescope_results.schema.json").read_text())
-
-
-def validate(document: dict) -> None:
-    jsonschema.validate(document, SCHEMA)
 
 
 def sample(feedback: str = "output differs", output: str = "") -> GradingResult:

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import attack_suite as suite
 import deployed
-import jsonschema
+import gradescope_schema
 import pytest
 import tiers
 from support import EXERCISES, ROOT, SOLUTIONS, build_submission
@@ -33,8 +33,6 @@ from autograder.grading.submission import Submission, Why
 from autograder.locations import LOCK, MEMO
 from autograder.release import gradescope
 from autograder.sandbox import record
-
-SCHEMA = json.loads((Path(__file__).parents[1] / "gradescope_results.schema.json").read_text())
 
 
 @pytest.fixture(scope="module")
@@ -124,7 +122,7 @@ def run_autograder(root: Path) -> tuple[subprocess.CompletedProcess, dict]:
     done = subprocess.run(command, cwd=root, env=environment, capture_output=True, text=True, timeout=900)
     assert (root / "results" / "results.json").exists(), f"no results.json: {done.stdout[-2000:]}{done.stderr[-2000:]}"
     document = json.loads((root / "results" / "results.json").read_text())
-    jsonschema.validate(document, SCHEMA)
+    gradescope_schema.validate(document)
     return done, document
 
 
