@@ -73,10 +73,10 @@ class Group:
 
     name: str
     base: Path = SOLUTIONS  # what the attacks' files are laid over
-    limits: dict[str, float] = field(default_factory=dict)  # rubric limits changed to keep the grading short
+    # rubric limits changed to keep the grading short, wherever it is graded (by the command line: a rubric file)
+    limits: dict[str, float] = field(default_factory=dict)
     cli: bool = False  # graded by `autograde grade` in a subprocess, whose printing is checked too
     settle: float = 0.0  # seconds to give background processes before looking for their traces
-    limits_by_command: bool = False  # its limits hold in the command line's gradings too (a rubric file)
 
     def promised_seconds(self) -> float:
         """What the grader promises a grading takes at most: its grading cap, and one worker's start-up."""
@@ -104,7 +104,7 @@ GROUPS = {
         Group("exits", limits={"memory_mb": 2048}),  # the memory bomb meets the ceiling sooner
         Group("hangs", limits={"call_timeout": 3.0}),  # two timeouts, each followed by a fresh worker
         Group("processes", settle=2.0),
-        Group("disk", limits={"disk_mb": 64}, limits_by_command=True),  # a smaller bound: filled sooner
+        Group("disk", limits={"disk_mb": 64}),  # a smaller bound: filled sooner
         Group("values"),
         Group("values_and_state"),
         Group("values_and_cheats"),
@@ -569,7 +569,7 @@ def grade_by_command(group: Group, built: Built, graded: Graded, tier: Tier, wor
     grader's group reaches nothing else); `work` is the tier's work folder."""
     argv = [str(python()), "-m", "autograder.cli", "grade", str(built.submission), "--out", str(built.out)]
     argv += ["--only", ",".join(graded_functions(group)), "--require-isolation"]
-    if group.limits_by_command:
+    if group.limits:  # the memory bomb, the hangs: the deployed 4 GiB and 10 s cost a tier about 40 s of CPU
         argv += ["--rubric", str(rubric_with_limits(group, work))]
     limit = group.promised_seconds() + HARNESS_SLACK
     started = time.monotonic()
