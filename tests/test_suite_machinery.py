@@ -1,6 +1,7 @@
 """The suite's own machinery: what is shared between its processes, and which test is which kind of work."""
 
 import itertools
+import os
 import shutil
 import subprocess
 import sys
@@ -151,3 +152,17 @@ def test_an_attack_groups_grading_in_a_tier_is_made_once_per_run_and_read_by_eve
     finally:
         attacks.close()
         by_tier.close()
+
+
+def test_the_suite_and_every_process_it_starts_keep_their_bytecode_whatever_the_machine_says(tmp_path):
+    assert "PYTHONDONTWRITEBYTECODE" not in os.environ and not sys.dont_write_bytecode
+    (tmp_path / "compiled_once.py").write_text("VALUE = 1\n")
+    child = subprocess.run(
+        [sys.executable, "-c", "import compiled_once, sys; print(sys.dont_write_bytecode)"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=HANG_GUARD,
+    )
+    assert child.stdout.strip() == "False", child.stderr
+    assert list((tmp_path / "__pycache__").glob("compiled_once.*.pyc")), "the child compiled it and kept nothing"
