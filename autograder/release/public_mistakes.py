@@ -146,8 +146,59 @@ class Values:
     named: dict[str, set[str]]  # id -> the tests whose failure names it
 
 
-def _same(conftest_same: Callable[[Any, Any], bool], a: list[dict], b: list[dict]) -> bool:
-    return len(a) == len(b) and all(conftest_same(x, y) for x, y in zip(a, b, strict=True))
+def _text(value: Any) -> str:
+    """A recorded value as canonical JSON: equal text, equal values (the public tests' conftest records a NaN
+    as the string "nan", so no float that `same` finds unlike itself is ever recorded)."""
+    return json.dumps(value, sort_keys=True)
+
+
+class _Runs:
+    """One test's runs (the reference's and each variant's), their calls compared as the public tests'
+    `same` compares them, each distinct pair once.
+
+    A test has up to a thousand variants, mostly giving the same inputs and differing in one call's answer
+    (or in none: a few dozen distinct runs in all): runs of equal text are alike without a look, and two
+    calls are compared field by field, the fields of equal text skipped.
+    """
+
+    def __init__(self, same: Callable[[Any, Any], bool], record: dict[str, Any]) -> None:
+        self.same = same
+        runs = {REFERENCE: record["reference"]["calls"]}
+        runs |= {key: run["calls"] for key, run in record["variants"].items()}
+        self.kind = {key: _text(calls) for key, calls in runs.items()}
+        self.calls = {self.kind[key]: [_fields(call) for call in calls] for key, calls in runs.items()}
+        self.kinds_alike = functools.cache(self._kinds_alike)
+        self.failing = [
+            key
+            for key, run in record["variants"].items()
+            if run["failed"] and run["calls"] and not self.alike(key, REFERENCE)
+        ]
+        self.twins = functools.cache(self._twins)
+
+    def alike(self, a: str, b: str) -> bool:
+        return self.kinds_alike(self.kind[a], self.kind[b])
+
+    def _kinds_alike(self, a: str, b: str) -> bool:
+        calls, theirs = self.calls[a], self.calls[b]
+        return a == b or (len(calls) == len(theirs) and all(map(self._same_call, calls, theirs)))
+
+    def _same_call(self, call: list[tuple[str, str, Any]], theirs: list[tuple[str, str, Any]]) -> bool:
+        return [field for field, _, _ in call] == [field for field, _, _ in theirs] and all(
+            text == other or self.same(value, their)
+            for (_, text, value), (_, other, their) in zip(call, theirs, strict=True)
+        )
+
+    def _twins(self, kind: str) -> frozenset[str]:
+        """The failing variants whose calls are alike those of `kind`."""
+        return frozenset(key for key in self.failing if self.kinds_alike(kind, self.kind[key]))
+
+
+REFERENCE = "\0reference"  # the reference's run among a test's runs: no variant's key
+
+
+def _fields(call: dict[str, Any]) -> list[tuple[str, str, Any]]:
+    """A recorded call's fields ("inputs", "returned", ...) in order, each with its text."""
+    return [(field, _text(value), value) for field, value in sorted(call.items())]
 
 
 def select(records: dict[str, Any], same: Callable[[Any, Any], bool]) -> Values:
@@ -156,25 +207,22 @@ def select(records: dict[str, Any], same: Callable[[Any, Any], bool]) -> Values:
     visible: dict[str, set[str]] = {}
     named: dict[str, set[str]] = {}
     for test, record in records.items():
-        failing = {
-            key: run["calls"]
-            for key, run in record["variants"].items()
-            if run["failed"] and run["calls"] and not _same(same, run["calls"], record["reference"]["calls"])
-        }
-        kept: dict[str, list[dict]] = {}
-        for key, calls in failing.items():
-            mistakes = set(catalogue.ids(key))
+        runs = _Runs(same, record)
+        ids = {key: set(catalogue.ids(key)) for key in runs.failing}
+        kept: list[str] = []
+        for key in runs.failing:
+            mistakes = ids[key]
             if len(mistakes) == 1:  # a variant of two mistakes does not tell which one the test sees
                 visible.setdefault(key.split(":")[0], set()).add(test)
-            twins = [other for other, theirs in failing.items() if _same(same, calls, theirs)]
-            if mistakes != set.intersection(*(set(catalogue.ids(other)) for other in twins)):
+            if mistakes != set.intersection(*(ids[twin] for twin in runs.twins(runs.kind[key]))):
                 continue  # name only what every variant giving these calls has in common
-            if not any(set(catalogue.ids(other)) == mistakes and _same(same, calls, kept[other]) for other in kept):
-                kept[key] = calls  # a form whose calls an earlier form already gives adds nothing
+            if not any(ids[other] == mistakes and runs.alike(key, other) for other in kept):
+                kept.append(key)  # a form whose calls an earlier form already gives adds nothing
                 for mistake in mistakes:
                     named.setdefault(mistake, set()).add(test)
         if kept:
-            tests[test] = {"function": record["function"], "in_place": record["in_place"], **_compact(kept)}
+            calls = {key: record["variants"][key]["calls"] for key in kept}
+            tests[test] = {"function": record["function"], "in_place": record["in_place"], **_compact(calls)}
     parts = sorted({part for entry in tests.values() for key in entry["mistakes"] for part in key.split("+")})
     shipped = {"mistakes": {part: catalogue.feedback(part) for part in parts}, "tests": tests}
     return Values(shipped, visible, named)
@@ -233,9 +281,14 @@ def record(tests: Path = PUBLIC_TESTS) -> dict[str, Any]:
 @functools.cache
 def values() -> Values:
     """The mistakes' values for the release, computed once per process."""
+    return select(record(), public_same())
+
+
+def public_same() -> Callable[[Any, Any], bool]:
+    """The public tests' own `same` (their conftest's): the release tells calls apart as the tests do."""
     from importlib import util
 
     spec = util.spec_from_file_location("public_conftest", PUBLIC_TESTS / "conftest.py")
     conftest = util.module_from_spec(spec)
     spec.loader.exec_module(conftest)
-    return select(record(), conftest.same)
+    return conftest.same
