@@ -47,7 +47,7 @@ def stub_result(tmp_path_factory: pytest.TempPathFactory) -> GradingResult:
 
 @pytest.fixture(scope="session", autouse=True)
 def mistakes_recorded_once(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
-    """The known mistakes' values on the public tests' inputs (what a release ships, about 50 s of CPU)
+    """The known mistakes' values on the public tests' inputs (what a release ships, about 30 s of CPU)
     recorded once per run, not once per test process that releases; nothing is recorded until asked."""
     recorded = public_mistakes.values
     folder = run_folder(tmp_path_factory)
