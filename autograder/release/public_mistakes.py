@@ -240,7 +240,7 @@ def _compact(kept: dict[str, list[dict]]) -> dict[str, Any]:
     for key, calls in kept.items():
         mistakes[key] = []
         for call in calls:
-            text = json.dumps(call["inputs"], sort_keys=True)
+            text = _text(call["inputs"])
             if text not in index:
                 index[text] = len(inputs)
                 inputs.append(call["inputs"])
@@ -281,14 +281,14 @@ def record(tests: Path = PUBLIC_TESTS) -> dict[str, Any]:
 @functools.cache
 def values() -> Values:
     """The mistakes' values for the release, computed once per process."""
-    return select(record(), public_same())
+    return select(record(), public_conftest().same)
 
 
-def public_same() -> Callable[[Any, Any], bool]:
-    """The public tests' own `same` (their conftest's): the release tells calls apart as the tests do."""
+def public_conftest() -> ModuleType:
+    """The public tests' conftest as a module: the release fingerprints and tells calls apart as the tests do."""
     from importlib import util
 
     spec = util.spec_from_file_location("public_conftest", PUBLIC_TESTS / "conftest.py")
     conftest = util.module_from_spec(spec)
     spec.loader.exec_module(conftest)
-    return conftest.same
+    return conftest

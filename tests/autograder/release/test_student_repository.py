@@ -1,8 +1,6 @@
 """`autograde release DIR`: the student repository holds the stubs and public tests, and nothing hidden."""
 
 import base64
-import importlib
-import importlib.util
 import json
 import math
 import os
@@ -128,14 +126,6 @@ def test_its_training_check_trains_and_evaluates_on_rows_the_grader_never_uses(r
 
 
 # -- the mistakes' values: numbers from the public tests' inputs only --------------------------------
-def public_conftest():
-    """The public tests' conftest as a module: it fingerprints inputs the way the shipped values do."""
-    spec = importlib.util.spec_from_file_location("public_conftest_for_tests", PUBLIC_TESTS / "conftest.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
 RECORDED = {"inputs", "returned", "raised", "changed", "autograd", "mutated"}  # what the conftest records of a call
 
 
@@ -170,7 +160,7 @@ def test_its_mistake_values_name_every_mistake_the_public_tests_see(released):
 def test_its_mistake_values_name_both_mistakes_of_a_pair_made_in_one_function(released):
     shipped = json.loads((released / student_repository.MISTAKES).read_text())
     pair = "K3+S5:step"  # gradients never zeroed, and softmax before the loss, in train_step
-    conftest = public_conftest()
+    conftest = public_mistakes.public_conftest()
     conftest.known.cache_clear()
     conftest.MISTAKES = released / student_repository.MISTAKES  # the released file, read as a push reads it
     assert conftest.feedback(pair) == catalogue.feedback(pair)
@@ -202,7 +192,7 @@ class Spy(InProcess):
 
 
 def test_its_mistake_values_share_no_input_with_the_hidden_checks(released):
-    conftest = public_conftest()
+    conftest = public_mistakes.public_conftest()
     spy, graded = Spy(conftest.summary), rubric.load()
     for item in graded.items:
         if graded.recipe(item.function, item.aspect) is None:  # the training runs: see above
