@@ -5,6 +5,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import keep_bytecode  # noqa: F401  (first: every module imported after it keeps its bytecode)
+import longest_first
 import markers
 import pytest
 import skip_policy
@@ -18,6 +19,7 @@ from autograder.release import public_mistakes
 def pytest_configure(config: pytest.Config) -> None:
     skip_policy.register(config)  # .ci/run: a skip whose reason is not on .ci/allowed-skips fails the run
     config.pluginmanager.register(markers, "markers")  # which test is which kind of long work
+    longest_first.register(config)  # under xdist: the module that took longest last time starts first
 
 
 @pytest.fixture

@@ -1,6 +1,7 @@
 """The suite's own machinery: what is shared between its processes, and which test is which kind of work."""
 
 import itertools
+import json
 import os
 import shutil
 import subprocess
@@ -10,6 +11,7 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import attack_suite as suite
+import longest_first
 import markers
 import once_per_run
 import pytest
@@ -166,3 +168,46 @@ def test_the_suite_and_every_process_it_starts_keep_their_bytecode_whatever_the_
     )
     assert child.stdout.strip() == "False", child.stderr
     assert list((tmp_path / "__pycache__").glob("compiled_once.*.pyc")), "the child compiled it and kept nothing"
+
+
+def test_the_next_free_process_takes_the_module_that_took_longest_and_one_never_recorded_before_any():
+    queue = longest_first.LongestFirst({"a.py": 1.0, "b.py": 30.0, "c.py": 30.0})
+    for scope in ("a.py", "b.py", "new.py", "c.py"):  # xdist's order: by number of tests
+        queue[scope] = {f"{scope}::test": False}
+    order = [queue.popitem(last=False)[0] for _ in range(len(queue))]
+    assert order == ["new.py", "b.py", "c.py", "a.py"]  # never recorded: first; equal: as they came
+
+
+def test_a_run_hands_its_modules_out_longest_first_by_the_last_record_and_records_its_own(tmp_path):
+    log = tmp_path / "order"
+
+    def module(count: int) -> str:
+        """`count` tests that write their module's name to the log, the last sleeping 0.2 s."""
+        write = f"open({str(log)!r}, 'a').write(__name__.split('.')[-1] + ' ')"
+        return "import time\n" + "".join(
+            f"def test_{n}():\n    {write}\n    time.sleep({0.2 if n == count - 1 else 0})\n" for n in range(count)
+        )
+
+    # xdist alone would start with test_many: it has the most tests
+    for name, count in (("test_few", 2), ("test_many", 4), ("test_new", 2)):
+        (tmp_path / f"{name}.py").write_text(module(count))
+    (tmp_path / "conftest.py").write_text(
+        "import longest_first\n\ndef pytest_configure(config):\n    longest_first.register(config)\n"
+    )
+    record = tmp_path / ".pytest_cache" / "v" / longest_first.RECORD
+    record.parent.mkdir(parents=True)
+    record.write_text(json.dumps({"": {"test_few.py": 10.0, "test_many.py": 1.0}}))  # test_new: never recorded
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "-n", "1", "--dist", "loadscope", "-q"],
+        cwd=tmp_path,
+        env={"PYTHONPATH": str(HELPERS), "PATH": "/usr/bin:/bin"},
+        capture_output=True,
+        text=True,
+        timeout=HANG_GUARD,
+    )
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    ran = log.read_text().split()
+    assert [name for name, _ in itertools.groupby(ran)] == ["test_new", "test_few", "test_many"], ran
+    seconds = json.loads(record.read_text())[""]
+    assert set(seconds) == {"test_few.py", "test_many.py", "test_new.py"}
+    assert seconds["test_few.py"] != 10.0 and all(value >= 0.2 for value in seconds.values())  # each sleeps 0.2 s
