@@ -18,11 +18,6 @@ import pytest
 RECORD = "autograde/module-seconds"  # in pytest's cache: {-m expression: {module: seconds}}
 
 
-def scope_of(nodeid: str) -> str:
-    """The module (or class) a test belongs to, split as loadscope splits it."""
-    return nodeid.rsplit("::", 1)[0]
-
-
 class LongestFirst(OrderedDict):
     """A work queue (scope -> its tests) whose next unit is the one that took longest in `seconds`; one it does
     not name comes first; equal ones in the order they came."""
@@ -37,15 +32,16 @@ class LongestFirst(OrderedDict):
 
 
 class Recorder:
-    """On the controller (or the only process): each module's seconds this run, kept for the next."""
+    """On xdist's controller: each module's seconds this run, kept for the next."""
 
     def __init__(self, config: pytest.Config) -> None:
-        self.config, self.seconds = config, defaultdict(float)
+        self.config, self.seconds, self.scheduler = config, defaultdict(float), None
         self.expression = config.getoption("markexpr", "") or ""
         self.last = (config.cache.get(RECORD, {}) if config.cache else {}).get(self.expression, {})
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
-        self.seconds[scope_of(report.nodeid)] += report.duration
+        if self.scheduler is not None:  # a module as loadscope itself splits it (a test id may hold "::")
+            self.seconds[self.scheduler._split_scope(report.nodeid)] += report.duration
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_xdist_make_scheduler(self, config: pytest.Config, log: object) -> object | None:
@@ -53,9 +49,9 @@ class Recorder:
             return None  # another distribution: xdist's own scheduler
         from xdist.scheduler import LoadScopeScheduling
 
-        scheduler = LoadScopeScheduling(config, log)
-        scheduler.workqueue = LongestFirst(self.last)
-        return scheduler
+        self.scheduler = LoadScopeScheduling(config, log)
+        self.scheduler.workqueue = LongestFirst(self.last)
+        return self.scheduler
 
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
         finished = exitstatus in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED)
