@@ -64,7 +64,7 @@ DESCRIBE = {
 }
 
 # the grader's top-level modules a submission never needs: the worker's runtime and sandbox packages
-# (sandbox.worker.RUNTIME_PACKAGE, sandbox.layers.IN_WORKER_PACKAGE), the grader, the reference
+# (sandbox.layers.RUNTIME_PACKAGE, sandbox.layers.IN_WORKER_PACKAGE), the grader, the reference
 GRADER_MODULES = frozenset({"autograde_runtime", "autograde_sandbox", "autograder", "solutions"})
 # modules whose import alone reaches processes, the machine or the network
 PROCESS_MODULES = frozenset(

@@ -43,6 +43,8 @@ from autograder.grading.submission import Module, Submission, SubmissionError, m
 from autograder.integrity import FILE as INTEGRITY_FILE
 from autograder.roster import gradebook
 from autograder.rubric import Rubric, load
+from autograder.sandbox import probe, zygote
+from autograder.sandbox.worker import COLD_WORKER
 from autograder.text import escaped
 
 KEY_FILE = "grading-key.txt"
@@ -113,8 +115,9 @@ def server_preload(grade: GradeOne) -> list[str]:
     return [function.__module__, "autograder.grading.plugin", "autograder.student", *names, *graders_own(preloads())]
 
 
-def grading_process(grade: GradeOne, submission: str, out: str, only: list[str] | None) -> None:
-    """In the forked process: grade SUBMISSION into OUT, its output to OUT/grader.log."""
+def grading_process(grade: GradeOne, submission: str, out: str, only: list[str] | None, warm: str | None) -> None:
+    """In the forked process: grade SUBMISSION into OUT, its output to OUT/grader.log; `warm`: the run's zygote."""
+    zygote.use(warm)
     log = os.open(Path(out) / "grader.log", os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
     for stream in (1, 2):
         os.dup2(log, stream)
@@ -252,11 +255,22 @@ def _context(grade: GradeOne) -> multiprocessing.context.BaseContext:
     return context
 
 
-def _start(grade: GradeOne, submission: Path, out: Path, only: list[str] | None) -> _Running:
+def run_zygote() -> zygote.Zygote | None:
+    """One zygote for the whole run where workers get namespaces: each grading's warm parent is forked from it
+    (sandbox/zygote.py) instead of importing torch at the bottom of its own chain. None elsewhere, or cold."""
+    if os.environ.get(COLD_WORKER) == "1" or not probe.found()[0].namespaces:
+        return None
+    try:
+        return zygote.Zygote(preloads())
+    except OSError:
+        return None  # each grading then starts a zygote of its own, or its chain's warm parent
+
+
+def _start(grade: GradeOne, submission: Path, out: Path, only: list[str] | None, warm: str | None) -> _Running:
     out.mkdir(parents=True, exist_ok=True)
     (out / KEY_FILE).unlink(missing_ok=True)  # until this grading finishes, nothing here is current
     (out / INTEGRITY_FILE).unlink(missing_ok=True)  # nor the notes of an earlier grading
-    arguments = (grade, str(submission), str(out), only)
+    arguments = (grade, str(submission), str(out), only, warm)
     process = _context(grade).Process(target=grading_process, args=arguments, name=submission.name)
     process.start()
     return _Running(process, time.monotonic())
@@ -283,6 +297,7 @@ class _Run:
     only: list[str] | None
     rubric: Rubric
     stop: float | None  # time.monotonic() by which the run ends (its budget); None: no bound
+    warm: str | None = None  # the run's zygote, where it has one
 
     @property
     def settings(self) -> str:
@@ -307,7 +322,7 @@ def _launch(run: _Run, submission: Path) -> _Running | SubmissionOutcome:
     if not _time_left(run):
         return run.cut(submission, "the run's time budget ran out before this grading could start")
     try:
-        return _start(run.grade, submission, run.out / submission.name, run.only)
+        return _start(run.grade, submission, run.out / submission.name, run.only, run.warm)
     except OSError as error:
         return SubmissionOutcome(
             submission.name,
@@ -395,8 +410,14 @@ def grade_all(
         outcomes.append(outcome)
         report(outcome, len(outcomes), total)
 
-    _grade(run, queue, jobs, done)
-    _grade(run, again, 1, lambda outcome: done(outcome, retried=True))  # alone: no other grading running
+    warm = run_zygote() if queue else None
+    run.warm = warm.address if warm is not None else None
+    try:
+        _grade(run, queue, jobs, done)
+        _grade(run, again, 1, lambda outcome: done(outcome, retried=True))  # alone: no other grading running
+    finally:
+        if warm is not None:
+            warm.close()
     return outcomes
 
 

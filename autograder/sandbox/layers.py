@@ -15,12 +15,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from autograder.locations import FORGET_GATE, RUNTIME, STANDINS
 from autograder.sandbox import disk, landlock, namespaces, paths, uid
 
 SUPERVISOR = Path(__file__).resolve().parent / "supervisor.py"
 # copied into each sandbox as the package autograde_sandbox
 IN_WORKER = ("confine.py", "landlock.py", "seccomp.py", "state.py")
 IN_WORKER_PACKAGE = "autograde_sandbox"
+RUNTIME_PACKAGE = "autograde_runtime"
 # a root grader without a uid for the worker still takes every capability away from it
 NO_CAPABILITIES = ["--no-new-privs", "--inh-caps=-all", "--bounding-set=-all", "--"]
 
@@ -104,13 +106,29 @@ def readable() -> tuple[list[Path], list[Path]]:
 
 def prepare(plan: Plan, sandbox: Path, worker_uid: int | None) -> Path:
     """Copy the in-worker layers into the sandbox, make the namespaces' mount point, hand the sandbox over."""
-    package = sandbox / "runtime" / IN_WORKER_PACKAGE
-    package.mkdir(parents=True, exist_ok=True)
-    (package / "__init__.py").write_text('"""The worker\'s own layers, copied from autograder/sandbox."""\n')
-    for name in IN_WORKER:
-        shutil.copyfile(Path(__file__).resolve().parent / name, package / name)
+    package = copy_in_worker(sandbox / "runtime")
     if plan.namespaces:
         namespaces.prepare(sandbox)
     if worker_uid is not None:
         uid.hand_over(sandbox, worker_uid)
     return package.parent
+
+
+def copy_in_worker(runtime: Path) -> Path:
+    """Copy the in-worker layers into `runtime` as their own package; the package's folder."""
+    package = runtime / IN_WORKER_PACKAGE
+    package.mkdir(parents=True, exist_ok=True)
+    (package / "__init__.py").write_text('"""The worker\'s own layers, copied from autograder/sandbox."""\n')
+    for name in IN_WORKER:
+        shutil.copyfile(Path(__file__).resolve().parent / name, package / name)
+    return package
+
+
+def copy_runtime(sandbox: Path) -> Path:
+    """Copy the runtime package into `sandbox`, but the answers to TODOs: the stand-ins (which come with the one call
+    that uses them) and the forget gate (whose biases come with the training runs); the folder to put on the path."""
+    target = sandbox / "runtime"
+    shutil.rmtree(target, ignore_errors=True)
+    left_out = shutil.ignore_patterns("__pycache__", STANDINS.name, FORGET_GATE.name)
+    shutil.copytree(RUNTIME, target / RUNTIME_PACKAGE, ignore=left_out)
+    return target

@@ -13,7 +13,6 @@ import contextlib
 import json
 import os
 import select
-import shutil
 import signal
 import socket
 import subprocess
@@ -24,15 +23,13 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from autograder.locations import FORGET_GATE, RUNTIME, STANDINS
 from autograder.rubric import Limits
 from autograder.runtime.bounds import Bounds
 from autograder.runtime.frames import HEADER, write_frame
-from autograder.sandbox import cgroup, disk, layers, leftovers, namespaces, paths, probe, uid
+from autograder.sandbox import cgroup, disk, layers, leftovers, namespaces, paths, probe, uid, zygote
 from autograder.sandbox.record import Failure
 from autograder.sandbox.state import Layer
 
-RUNTIME_PACKAGE = "autograde_runtime"
 BOOT = (  # the worker's own layers first, while it is one thread that has imported nothing
     "import json, sys\n"
     "config = json.loads(sys.argv[1])\n"
@@ -97,17 +94,6 @@ def _codec() -> ModuleType:
     return codec
 
 
-def prepare_runtime(sandbox: Path) -> Path:
-    """Copy the runtime package into the sandbox, but the answers to TODOs: the stand-ins (which come with the
-    one call that uses them) and the forget gate (whose biases come with the training runs); return the
-    directory to put on the path."""
-    target = sandbox / "runtime"
-    shutil.rmtree(target, ignore_errors=True)
-    left_out = shutil.ignore_patterns("__pycache__", STANDINS.name, FORGET_GATE.name)
-    shutil.copytree(RUNTIME, target / RUNTIME_PACKAGE, ignore=left_out)
-    return target
-
-
 class Worker:
     """One worker process serving one submission; restarted after it dies."""
 
@@ -118,7 +104,7 @@ class Worker:
         self.sandbox = sandbox
         self.limits = limits
         self.required = required  # a layer that fails in this worker stops it before the student's code runs
-        self.runtime = prepare_runtime(sandbox)
+        self.runtime = layers.copy_runtime(sandbox)
         self.scratch = sandbox / "scratch"
         self.scratch.mkdir(exist_ok=True)
         self.plan, self.isolation = probe.found()
@@ -142,6 +128,14 @@ class Worker:
         self.parent_output = b""  # the start of what the warm parent printed (a layer that failed says so)
         # a worker forked from a warm parent where its disk is known to the parent: private folders, or Landlock
         self.warm = os.environ.get(COLD_WORKER) != "1" and bool(self.plan.namespaces or self.plan.landlock)
+        # where it has namespaces, the warm parent is forked into them by a zygote: the run's, or its own
+        self._zygote: zygote.Zygote | None = None
+        self.zygote_address = zygote.shared() if self.warm and self.plan.namespaces else None
+        if self.warm and self.plan.namespaces and self.zygote_address is None:
+            with contextlib.suppress(OSError):  # without one, the chain's own warm parent
+                self._zygote = zygote.Zygote(limits.preload)
+                self.zygote_address = self._zygote.address
+        self._holding: tuple[socket.socket, dict[str, Any], int, int] | None = None  # a chain not yet handed over
         # start now: the worker (or the warm parent) imports torch while the grader sets up pytest
         self._start_parent() if self.warm else self._start()
 
@@ -170,8 +164,8 @@ class Worker:
         self.starts += 1
         self._serving, self._ready = True, False
 
-    def _start_chain(self, boot: str, preload: tuple[str, ...], fds: dict[str, int], output_w: int) -> None:
-        """The layers' whole chain, down to `python -I -S -c boot` holding the descriptors `fds`."""
+    def _start_chain(self, boot: str, preload: tuple[str, ...], fds: dict[str, int], output_w: int) -> dict[str, Any]:
+        """The layers' whole chain, down to `python -I -S -c boot` holding the descriptors `fds`; its config."""
         self.uid = None
         if self.chains:
             disk.fresh(self.scratch)  # a fresh chain gets a fresh scratch
@@ -194,7 +188,7 @@ class Worker:
             "preload": list(preload),
             "clear": self._cleared(),
         }
-        environment = {"PATH": "/usr/bin:/bin", "HOME": str(self.scratch), "LANG": "C.UTF-8", "OMP_NUM_THREADS": "1"}
+        environment = zygote.environment(str(self.scratch))
         worker = [sys.executable, "-I", "-S", "-c", boot, json.dumps(config)]
         passed = tuple(fds.values())
         try:
@@ -212,13 +206,21 @@ class Worker:
             self._remove_group()
             raise
         self.chains += 1
+        return config
 
     def _start_parent(self) -> None:
-        """The chain down to the warm parent, which imports torch and the preload while the grader goes on."""
+        """The chain down to the warm parent, which imports torch and the preload while the grader goes on; where a
+        zygote serves, the chain down to the process that holds its namespaces, handed over at the first fork."""
         control, parents = socket.socketpair()
         output_r, output_w = os.pipe()  # the parent's own output: what it says if it fails to start
         try:
-            self._start_chain(BOOT_WARM, self.limits.preload, {"control_fd": parents.fileno()}, output_w)
+            if self.zygote_address is not None:
+                holding, held = socket.socketpair()
+                with held:
+                    config = self._start_chain(zygote.HOLD, self.limits.preload, {"hold_fd": held.fileno()}, output_w)
+                self._holding = (holding, config, os.dup(parents.fileno()), os.dup(output_w))
+            else:
+                self._start_chain(BOOT_WARM, self.limits.preload, {"control_fd": parents.fileno()}, output_w)
         except BaseException:
             control.close()
             os.close(output_r)
@@ -230,16 +232,40 @@ class Worker:
         os.set_blocking(output_r, False)
         control.settimeout(self.limits.start_timeout)  # it warms up first; no student code has run in it
 
+    def _hand_over(self) -> None:
+        """Send the zygote what the chain's last process holds: it forks this grading's warm parent into it."""
+        if self._holding is None:
+            return
+        holding, config, parents, output_w = self._holding
+        self._holding = None
+        with holding:
+            holding.settimeout(self.limits.start_timeout)
+            held = zygote.held(holding)
+        request = {
+            "config": {name: value for name, value in config.items() if name != "hold_fd"},
+            "kind": self.plan.namespaces,
+            "uid": self.uid,
+            "cgroups": self._procs(),
+            "environment": zygote.environment(str(self.scratch)),
+            "cwd": str(self.scratch),
+        }
+        if held and self.zygote_address is not None:
+            zygote.ask(self.zygote_address, request, [parents, output_w, *held])  # not taken: no answer to the fork
+        for fd in (parents, output_w, *held):
+            os.close(fd)
+
     def _fork(self, fds: tuple[int, int, int]) -> None:
         """A worker forked by the warm parent, on clean ground; a new chain (its disk new) if it was not clean."""
         for _ in range(2):
             if self._control is None:
                 self._start_parent()
+            self._hand_over()
             answer = self._ask(b"fork", fds)
             if answer is not None and isinstance(answer.get("pid"), int) and answer.get("cleared") == self._cleared():
                 return
             self._drain_parent()
             self.end()
+            self.zygote_address = None  # the zygote's warm parent did not answer: the next is the chain's own
         raise WorkerDied("not started", f"the worker did not warm up (nor its warm parent{self._parent_said()})")
 
     def _cleared(self) -> list[str]:
@@ -334,6 +360,11 @@ class Worker:
         if self._control is not None:
             self._control.close()
             self._control = None
+        if self._holding is not None:
+            for fd in self._holding[2:]:
+                os.close(fd)
+            self._holding[0].close()
+            self._holding = None
         if self._parent_output is not None:
             os.close(self._parent_output)
             self._parent_output = None
@@ -370,6 +401,9 @@ class Worker:
 
     def __exit__(self, *exc: object) -> None:
         self.end()
+        if self._zygote is not None:
+            self._zygote.close()
+            self._zygote = None
 
     # -- calls -----------------------------------------------------------------
     def request(self, message: dict[str, Any], timeout: float) -> dict[str, Any]:

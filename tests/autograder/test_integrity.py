@@ -15,7 +15,7 @@ from autograder.grading.grade import copy_submission
 from autograder.grading.results import GradingResult, ItemResult
 from autograder.integrity import Kind, Note, Notes
 from autograder.roster import grade_all
-from autograder.sandbox import layers, worker
+from autograder.sandbox import layers
 
 ATTACKS = ROOT / "tests" / "attacks" / "submissions"
 CORPUS = ROOT / "tests" / "corpus"
@@ -320,7 +320,7 @@ def test_it_reads_a_broken_notes_file_as_no_notes(tmp_path, text):
 
 
 def test_it_knows_the_names_of_the_graders_in_worker_packages():
-    assert {worker.RUNTIME_PACKAGE, layers.IN_WORKER_PACKAGE} <= integrity.GRADER_MODULES
+    assert {layers.RUNTIME_PACKAGE, layers.IN_WORKER_PACKAGE} <= integrity.GRADER_MODULES
 
 
 # where the notes go: integrity.json of grade-all's gradings; never results.json, summary.md or a preview
@@ -359,7 +359,7 @@ def test_grade_all_removes_the_notes_of_an_earlier_grading_when_it_starts_anothe
     out.mkdir()
     integrity.write(Notes([NOTE]), out / integrity.FILE)
     monkeypatch.setattr(grade_all, "_context", lambda grade: SimpleNamespace(Process=Idle))
-    grade_all._start(commands.grade_one, tmp_path / "submission", out, None)
+    grade_all._start(commands.grade_one, tmp_path / "submission", out, None, None)
     assert not (out / integrity.FILE).exists()
 
 

@@ -15,6 +15,8 @@ from support import EXERCISES, build_submission, replace_in
 
 from autograder import commands, rubric
 from autograder.roster import grade_all
+from autograder.sandbox import zygote
+from autograder.sandbox.worker import COLD_WORKER
 
 pytestmark = pytest.mark.gradings  # every test here grades submissions through the worker
 
@@ -160,3 +162,24 @@ def test_it_regrades_a_grading_made_with_other_settings_such_as_an_opt_out_of_is
     )
     assert grade_all.up_to_date(submission, out, rubric.load(), ONLY, opted_out)
     assert not grade_all.up_to_date(submission, out, rubric.load(), ONLY, required)
+
+
+def says_which_zygote(submission: Path, out: Path, only: list[str] | None) -> int:
+    """A grading that only writes down the zygote its workers would ask (none: each its own)."""
+    (out / "zygote").write_text(str(zygote.shared()))
+    return 0
+
+
+def test_it_hands_every_grading_of_a_run_the_same_zygote_and_ends_it_with_the_run(tmp_path):
+    for student in ("ada", "bob"):
+        build_submission(tmp_path / "submissions" / student)
+    grade_all.grade_all(tmp_path / "submissions", tmp_path / "out", 2, says_which_zygote, only=ONLY)
+    asked = {(tmp_path / "out" / student / "zygote").read_text() for student in ("ada", "bob")}
+    assert len(asked) == 1, asked
+    address = Path(asked.pop())
+    assert address.name == zygote.SOCKET_NAME and not address.parent.exists(), "the run's zygote outlived its run"
+
+
+def test_it_starts_no_zygote_for_todays_way(monkeypatch):
+    monkeypatch.setenv(COLD_WORKER, "1")
+    assert grade_all.run_zygote() is None

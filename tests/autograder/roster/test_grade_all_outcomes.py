@@ -149,10 +149,10 @@ def test_it_records_a_grading_that_could_not_start_and_goes_on(tmp_path, monkeyp
     folder = roster(tmp_path / "submissions", {"ada": "full", "bob": "full"})
     start = grade_all._start
 
-    def no_room_for_bob(grade, submission, out, only):
+    def no_room_for_bob(grade, submission, out, only, warm):
         if submission.name == "bob":
             raise OSError(errno.ENOSPC, "No space left on device")
-        return start(grade, submission, out, only)
+        return start(grade, submission, out, only, warm)
 
     monkeypatch.setattr(grade_all, "_start", no_room_for_bob)
     outcomes = grade(folder, tmp_path / "out")

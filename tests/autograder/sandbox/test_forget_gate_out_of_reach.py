@@ -9,7 +9,7 @@ import pytest
 from support import appended_to, build_submission, grade
 
 from autograder.locations import FORGET_GATE
-from autograder.sandbox.worker import prepare_runtime
+from autograder.sandbox.layers import copy_runtime
 from autograder.scrub import public_files, secret_files
 
 SET_FORGET_BIAS_FROM_THE_GRADERS_RUNTIME = """
@@ -22,7 +22,7 @@ def set_forget_bias(lstm, value=1.0):
 
 
 def test_the_workers_runtime_leaves_the_forget_gate_out(tmp_path):
-    runtime = prepare_runtime(tmp_path)
+    runtime = copy_runtime(tmp_path)
     copied = {path.name for path in runtime.rglob("*.py")}
     assert "training.py" in copied and FORGET_GATE.name not in copied
     assert FORGET_GATE in secret_files() and FORGET_GATE not in public_files()

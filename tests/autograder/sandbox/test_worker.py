@@ -266,6 +266,15 @@ def test_it_forks_a_fresh_worker_from_the_same_warm_parent_after_a_normal_end(wo
     assert (worker.starts, worker.chains) == (2, 1 if worker.warm else 2)
 
 
+def test_its_warm_parent_comes_from_a_zygote_of_its_own_where_it_has_namespaces(sandbox):
+    with Worker(make_package(sandbox), sandbox) as worker:
+        assert Remote(worker).run("probe.shout", 1).value == 1
+        address = worker.zygote_address
+        assert (address is not None) == bool(worker.plan.namespaces), "a zygote where it should not be, or none"
+        assert worker.chains == 1, worker.parent_output  # not the chain's own warm parent, after the zygote's failed
+    assert address is None or not Path(address).parent.exists(), "its zygote outlived it"
+
+
 def test_it_restarts_cold_after_a_worker_timed_out_and_still_answers(worker):
     remote = Remote(worker)
     with pytest.raises(Died, match=r"\(timeout\)"):
@@ -369,10 +378,12 @@ def test_it_checks_the_gradings_deadline_after_each_call(worker):
 CHECKS = """
 import json, secrets, sys
 from pathlib import Path
-from autograder.sandbox import Worker, WorkerLimits
+from autograder.sandbox import Worker, WorkerLimits, zygote
 from autograder.student import Remote, StudentError
-sandbox, secret, port, marker, heartbeat = sys.argv[1:]
+sandbox, second, secret, port, marker, heartbeat = sys.argv[1:]
 found = {}
+run = zygote.Zygote(WorkerLimits().preload)  # the run's, as grade-all starts one: both gradings below ask it
+zygote.use(run.address)
 with Worker(Path(sandbox) / "submission", Path(sandbox), WorkerLimits(max_processes=40)) as worker:
     remote = Remote(worker)
     found["read"] = remote.run("probe.read", secret).value
@@ -390,6 +401,9 @@ with Worker(Path(sandbox) / "submission", Path(sandbox), WorkerLimits(max_proces
         found["parent"] = remote.run("probe.reach_parent").value
         remote.fresh()
         found["after"], found["chains"] = remote.run("probe.shout", 1).value, worker.chains
+        with Worker(Path(second) / "submission", Path(second), WorkerLimits(max_processes=40)) as other:
+            found["second"] = Remote(other).run("probe.traces", token).value  # another grading, the same zygote
+            found["second_chains"], found["second_zygote"] = other.chains, other.zygote_address == run.address
     found["isolation"] = worker.isolation.as_dict()
     print(json.dumps(found), flush=True)
     remote.run("probe.beat", heartbeat, 120.0, timeout=180)  # until this grading process is killed
@@ -421,14 +435,16 @@ def checked():
 
 
 def run_checks(tier: tiers.Tier, work: Path) -> dict:
-    sandbox = tiers.work_folder(work / "sandbox", tier)
+    sandbox, second = tiers.work_folder(work / "sandbox", tier), tiers.work_folder(work / "second", tier)
     make_package(sandbox)
+    make_package(second)
     marker, heartbeat = Path(f"/tmp/written-by-worker-{secrets.token_hex(8)}"), sandbox / "scratch" / "heartbeat"
     with socket.socket() as server:
         server.bind(("127.0.0.1", 0))
         server.listen()
         arguments = [
             str(sandbox),
+            str(second),
             str(SOLUTIONS / "padding.py"),
             str(server.getsockname()[1]),
             str(marker),
@@ -511,6 +527,15 @@ def test_it_forks_a_second_worker_that_sees_nothing_of_the_first_where_it_is_war
     assert found["warm"] == (tiers.expected(tier).private_tmp), f"warm or cold where it should not: {found}"
     if found["warm"]:
         assert found["traces"] == [] and found["left_running"] == [], found
+
+
+@pytest.mark.parametrize("tier", tier_cases())
+def test_a_second_grading_forked_from_the_runs_zygote_sees_nothing_of_the_first(tier, checked):
+    found = checked(tier)
+    if found["warm"]:
+        assert found["second"] == [] and found["second_chains"] == 1, found
+    # where the worker has namespaces, both warm parents were the zygote's (a chain of its own would be a second one)
+    assert found.get("second_zygote", False) == bool(tiers.expected(tier).namespaces), found
 
 
 @pytest.mark.parametrize("tier", tier_cases())
