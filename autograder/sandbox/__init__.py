@@ -11,8 +11,9 @@
     fallback     python -I -S, a clean environment, resource limits          (worker.py, runtime/serve.py)
 
 `probe.available()` finds which layers start here and what they protect; `layers`
-stacks them into one command; `worker.Worker` runs the student's code inside them;
-`record.Isolation` is what results.json says of it.
+stacks them into one command; `worker.Worker` runs the student's code inside them,
+in workers forked from a warm parent that `zygote` forks into the chain's namespaces
+where there are some; `record.Isolation` is what results.json says of it.
 """
 
 from autograder.sandbox.probe import available

@@ -17,6 +17,7 @@ The same submissions also run through the released public tests (all of them in 
 a push and the grade must agree on every function, and the public tests name the mistakes they see.
 """
 
+import contextlib
 import json
 import multiprocessing
 import os
@@ -36,6 +37,8 @@ from autograder.checks.catalogue import CATALOGUE
 from autograder.grading.results import GradingResult, ItemResult
 from autograder.release import student_repository
 from autograder.release.public_tests import todo_map
+from autograder.roster.grade_all import run_zygote
+from autograder.sandbox import zygote
 
 CORPUS = Path(__file__).resolve().parent
 MISTAKE_HEADER = re.compile(r"# module: (\w+)  function: (\w+)  mistake: (\w+(?:\+\w+)*)")  # "C2+C3+C4": at once
@@ -185,7 +188,10 @@ def graded(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFact
     """
     futures: dict[Path, Future[GradingResult]] = {}
     context = multiprocessing.get_context("spawn")  # no fork of a process that already runs torch threads
-    with ProcessPoolExecutor(max_workers=PARALLEL_GRADINGS, mp_context=context) as pool:
+    warm = run_zygote()  # one for the session's gradings, as grade-all's run has
+    address = warm.address if warm is not None else None
+    pool = ProcessPoolExecutor(PARALLEL_GRADINGS, mp_context=context, initializer=zygote.use, initargs=(address,))
+    with contextlib.closing(warm) if warm is not None else contextlib.nullcontext(), pool:
 
         def submit(sitting: Sitting) -> None:
             folder = build_submission(tmp_path_factory.mktemp("sitting"), edits=sitting.edits)

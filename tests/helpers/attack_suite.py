@@ -57,7 +57,8 @@ from tiers import TIERS, Expected, Tier, command, environment, here, possible, p
 from autograder import rubric, sandbox
 from autograder.grading import writers
 from autograder.grading.grade import IsolationRequired, failed_grading, preloads, run_environment
-from autograder.sandbox import WorkerLimits, record
+from autograder.roster.grade_all import run_zygote
+from autograder.sandbox import WorkerLimits, record, zygote
 from solutions.initialisation import set_forget_bias as set_forget_bias_reference
 
 SUBMISSIONS = ROOT / "tests" / "attacks" / "submissions"
@@ -798,12 +799,13 @@ def problems(attack: Attack, graded: Graded, expected: Expected) -> list[str]:
     return found
 
 
-def preload_grader() -> None:
+def preload_grader(warm: str | None = None) -> None:
     """What grade-all's fork server imports once before its gradings (roster.server_preload), each pool
     process too (were it the real torch._dynamo, it makes its cache folder in the grader's TMPDIR then,
-    not in a grading's)."""
+    not in a grading's); `warm`: the run's zygote, which every grading of the pool asks, as grade-all's do."""
     for name in preloads():
         importlib.import_module(name)
+    zygote.use(warm)
 
 
 class Gradings:
@@ -820,6 +822,7 @@ class Gradings:
         self.run = run  # the folder every process of the run shares: a grading in a tier is made once there
         self.futures: dict[tuple[str, str], Future[Graded]] = {}
         self.pool: Any = None
+        self.warm: zygote.Zygote | None = None  # the pool's, as a grade-all run's: one attack after another
         self.threads = ThreadPoolExecutor(PARALLEL_GRADINGS)
 
     def start(self, group: str, tier: Tier | None = None) -> Future[Graded]:
@@ -828,7 +831,9 @@ class Gradings:
         if key not in self.futures:
             if tier is None and not GROUPS[group].cli and self.pool is None:
                 context = multiprocessing.get_context("spawn")  # no fork of a process that already runs torch threads
-                self.pool = context.Pool(PARALLEL_GRADINGS, initializer=preload_grader)
+                self.warm = run_zygote()
+                address = self.warm.address if self.warm is not None else None
+                self.pool = context.Pool(PARALLEL_GRADINGS, initializer=preload_grader, initargs=(address,))
             if tier is None:
                 folder = self.folders(group)
             else:
@@ -854,6 +859,8 @@ class Gradings:
         self.threads.shutdown()
         if self.pool is not None:
             self.pool.terminate()  # a grading still running (one that hung) goes with it
+        if self.warm is not None:
+            self.warm.close()
 
 
 def in_the_root_tier(group: str) -> Tier | None:
