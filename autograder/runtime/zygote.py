@@ -98,6 +98,7 @@ def enter(connection: socket.socket) -> dict[str, Any]:
     if os.fork():
         os._exit(0)  # the warm parent is a child of the PID namespace, reaped by the zygote (a subreaper)
     drop(request["uid"])
+    os.umask(0o022)  # the chain's shell sets it: the same for what a worker writes
     os.environ.clear()
     os.environ.update(request["environment"])
     with contextlib.suppress(OSError):

@@ -487,7 +487,7 @@ class Worker:
     def _death(self, when: str) -> WorkerDied:
         code = self._status()
         self._drain_output()
-        if self.end() == disk.STATUS:  # every abnormal end ends the chain: the next worker starts cold
+        if self.end() == disk.STATUS:  # every abnormal end ends the chain: the next worker gets a new one
             code = disk.STATUS
         if code == disk.STATUS or code == 128 + signal.SIGXFSZ:  # the supervisor saw it past its disk bound
             return WorkerDied(disk.FULL, f"{disk.message(self.disk.bytes)} {when}")

@@ -143,12 +143,13 @@ def test_it_grades_the_same_submission_identically_twice(submission, tmp_path):
 
 
 # `autograde grade` in a fresh process, with an audit hook noting whether the grader had imported torch
-# at each start of a worker (the worker's boot code names the runtime package) and at the end
+# at each start of a process that imports it for the worker (a worker, a warm parent or a zygote: their boot code
+# imports from the runtime package) and at the end
 WORKER_STARTS_AND_TORCH = """
 import json, sys
 starts = []
 def note(event, arguments):
-    if event == "subprocess.Popen" and "from autograde_runtime import serve" in " ".join(map(str, arguments[1])):
+    if event == "subprocess.Popen" and "from autograde_runtime import " in " ".join(map(str, arguments[1])):
         starts.append("torch" in sys.modules)
 sys.addaudithook(note)
 from autograder import cli
