@@ -24,7 +24,7 @@ from support import ROOT, SOLUTIONS
 
 from autograder.runtime.bounds import Budget
 from autograder.runtime.codec import Unsupported
-from autograder.sandbox import Isolation, Worker, WorkerLimits, layers, probe
+from autograder.sandbox import Isolation, Worker, WorkerLimits, layers, probe, zygote
 from autograder.sandbox.worker import COLD_WORKER
 from autograder.scrub import Fragments, Scrubber
 from autograder.student import Died, Raised, Remote
@@ -175,10 +175,25 @@ def sandbox() -> Iterator[Path]:
         yield Path(folder)
 
 
+@pytest.fixture(scope="module")
+def warm() -> Iterator[str | None]:
+    """One zygote for the module's `worker`s, as a grade-all run has one for its gradings (each still its own chain);
+    a Worker made without it starts a zygote of its own, as `grade`'s does."""
+    if not probe.found()[0].namespaces:
+        yield None
+        return
+    with zygote.Zygote(WorkerLimits().preload) as started:
+        yield started.address
+
+
 @pytest.fixture
-def worker(sandbox):
-    with Worker(make_package(sandbox), sandbox, WorkerLimits(output_bytes=1000)) as started:
-        yield started
+def worker(sandbox, warm):
+    zygote.use(warm)
+    try:
+        with Worker(make_package(sandbox), sandbox, WorkerLimits(output_bytes=1000)) as started:
+            yield started
+    finally:
+        zygote.use(None)
 
 
 def test_it_runs_the_student_isolated_with_a_clean_environment(worker, monkeypatch):
