@@ -9,7 +9,9 @@ is root and the tiers can be produced, a group test_tiers grades in the root tie
 the deployed grader's command line as this process runs, and both modules read that grading.
 """
 
+import tempfile
 from collections.abc import Iterator
+from pathlib import Path
 
 import attack_suite as suite
 import pytest
@@ -17,6 +19,8 @@ from once_per_run import run_folder
 from tiers import expected
 
 from autograder import rubric
+from autograder.sandbox import Worker, probe, zygote
+from autograder.student import Remote
 
 
 @pytest.fixture(scope="module")
@@ -56,3 +60,31 @@ def test_it_groups_only_attacks_that_share_no_file_and_no_function():
 def test_it_gives_an_attack_no_more_than_it_honestly_earns_and_keeps_it_inside(attack, gradings):
     found = suite.problems(attack, gradings(attack.group), expected(suite.HERE))
     assert found == [], f"attack {attack.name} ({attack.group} group, {suite.HERE.name}):\n" + "\n".join(found)
+
+
+# -- the zygote the pool's gradings share ------------------------------------------------------------
+ONE = "def one():\n    return 1\n"
+
+
+def test_the_attacks_graded_through_one_zygote_leave_it_serving_the_next_grading(gradings):
+    """The gradings made in this process share one zygote, as a grade-all run's do: none of the attacks graded
+    there stops it, and a grading after them is still forked from it."""
+    pooled = [name for name, group in suite.GROUPS.items() if suite.in_the_root_tier(name) is None and not group.cli]
+    for name in pooled:
+        gradings(name)
+    if not probe.found()[0].namespaces:
+        assert gradings.warm is None  # no zygote where the worker has no namespaces
+        return
+    assert gradings.warm is not None and gradings.warm.process.poll() is None, "an attack ended the pool's zygote"
+    with tempfile.TemporaryDirectory(prefix="autograde-test-") as folder:  # where a worker's uid reaches it
+        package = Path(folder) / "submission" / "exercises"
+        package.mkdir(parents=True)
+        (package / "__init__.py").write_text("")
+        (package / "after.py").write_text(ONE)
+        zygote.use(gradings.warm.address)
+        try:
+            with Worker(package.parent, Path(folder)) as worker:
+                assert Remote(worker).run("after.one").value == 1
+                assert worker.zygote_address == gradings.warm.address and worker.chains == 1, worker.parent_output
+        finally:
+            zygote.use(None)
