@@ -21,6 +21,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from autograder.runtime.zygote import HELD, NAMESPACES, PR_SET_DUMPABLE
 from autograder.sandbox import layers, paths
 
 BOOT = (
@@ -34,10 +35,10 @@ BOOT = (
 # the chain's last process, where a zygote serves: it sends its root and namespaces, then reaps its PID namespace
 HOLD = (
     "import ctypes, json, os, signal, socket, sys\n"
-    "ctypes.CDLL(None).prctl(4, 0, 0, 0, 0)\n"  # PR_SET_DUMPABLE 0: no process of its uid may trace it
+    f"ctypes.CDLL(None).prctl({PR_SET_DUMPABLE}, 0, 0, 0, 0)\n"  # no process of its uid may trace it
     "config = json.loads(sys.argv[1])\n"
     "held = [os.open('/', os.O_RDONLY | os.O_DIRECTORY)]\n"
-    "held += [os.open('/proc/self/ns/' + name, os.O_RDONLY) for name in ('user', 'mnt', 'net', 'pid')]\n"
+    f"held += [os.open('/proc/self/ns/' + name, os.O_RDONLY) for name in {tuple(NAMESPACES)!r}]\n"
     "with socket.socket(fileno=config['hold_fd']) as grader:\n"
     "    socket.send_fds(grader, [b'held'], held)\n"
     "for fd in held:\n"
@@ -51,7 +52,6 @@ HOLD = (
     "        pass\n"
     "    signal.sigwait({signal.SIGCHLD})\n"
 )
-HELD = 5  # the descriptors HOLD sends: its root, then its user, mount, network and PID namespaces
 SOCKET_NAME = "warm.socket"
 CONNECT_SECONDS = 10.0
 _shared: str | None = None  # the run's zygote, in a grading process of grade-all
@@ -135,10 +135,10 @@ def at(call: Callable[[str], None], address: str) -> None:
 def held(holding: socket.socket) -> list[int]:
     """The root and namespaces the chain's last process sent (none where it sent fewer, or nothing in time)."""
     try:
-        _, fds, _, _ = socket.recv_fds(holding, 16, HELD)
+        _, fds, _, _ = socket.recv_fds(holding, 16, len(HELD))
     except OSError:
         return []
-    if len(fds) == HELD:
+    if len(fds) == len(HELD):  # its root, then the namespaces, as the zygote takes them
         return fds
     for fd in fds:
         os.close(fd)
