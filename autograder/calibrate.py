@@ -127,16 +127,30 @@ def calibrate(
     return [_calibration(recipe, seeds or recipe.calibration_seeds, progress) for recipe in rubric.recipes]
 
 
+def mistakes_of(recipe: Recipe) -> list[str]:
+    """The known mistakes calibrate trains against for this item."""
+    padded = "max_length" in recipe.settings  # without padding the state after the padding is the right one
+    return [label for label in MISTAKES[recipe.task] if padded or not label.startswith("C2")]
+
+
+def checked(rubric: Rubric, seeds: int | None = None) -> list[str]:
+    """What `calibrate` would check, a line per threshold item, training nothing: its threshold, its seeds, the
+    mistakes it must stay above."""
+    return [
+        f"{recipe.name}: threshold {recipe.threshold:g} (the lesson's model: {recipe.lesson:g}), over "
+        f"{seeds or recipe.calibration_seeds} seeds, against the reference and {', '.join(mistakes_of(recipe))}"
+        for recipe in rubric.recipes
+    ]
+
+
 def _calibration(recipe: Recipe, count: int, progress: Callable[[str], None]) -> Calibration:
     progress(f"{recipe.name}: reference over {count} seeds")
     started = time.monotonic()
     found = {"reference": measures(REFERENCE[recipe.task], recipe, list(range(count)), False, every_seed=True)}
     seconds = (time.monotonic() - started) / count
-    for label, student in MISTAKES[recipe.task].items():
-        if label.startswith("C2") and "max_length" not in recipe.settings:
-            continue  # without padding the state after the padding is the right one
+    for label in mistakes_of(recipe):
         progress(f"{recipe.name}: {label}")
-        found[label] = measures(student, recipe, list(range(count)), False, every_seed=True)
+        found[label] = measures(MISTAKES[recipe.task][label], recipe, list(range(count)), False, every_seed=True)
     learned = {label: [m.learned for m in runs] for label, runs in found.items()}
     reference = learned.pop("reference")
     before, reset = _part(found, "before"), _part(found, "reset")

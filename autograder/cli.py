@@ -3,8 +3,10 @@
 The same thing has the same name in every command's help: FORK a student's submission (a folder
 holding exercises/), ROSTER a folder of submissions (one subfolder per student), RESULTS a folder of
 gradings (one subfolder per student, each with results.json), OUT where a command writes, RUBRIC a
-rubric file, DIR a folder of code students may have copied (similarity --known). A path the command
-reads that does not exist is refused before anything is done.
+rubric file, LIST a roster file (a student a line: their folder's name, or their repository as owner/name), DIR
+a folder of code students may have copied (similarity --known). A path the command reads that does not exist
+is refused before anything is done, and so is a folder that is not what the command reads (a fork given for a
+roster, a roster for a fork, an empty roster, a roster file that misnames its folders).
 """
 
 import argparse
@@ -21,12 +23,13 @@ EXITS = {  # each command's exit statuses, as its --help lists them (the statuse
         f"{EXIT_OK}  graded, whatever the score: results.json and summary.md written",
         f"{EXIT_BELOW}  graded, and the score is below --fail-under",
         f"{EXIT_ERROR}  not graded: no exercises/ folder, isolation required but missing, ... (results.json\n"
-        "   says why); or nothing done: a bad argument or rubric, a FORK that does not exist",
+        "   says why); or nothing done: a bad argument or rubric, a FORK that does not exist or is a roster",
     ],
     "grade-all": [
         f"{EXIT_OK}  the roster graded, its gradebook and report written",
-        f"{EXIT_ERROR}  no grading started: a bad argument or rubric, a ROSTER that does not exist, or\n"
-        "   isolation required but missing (each student's results.json says why)",
+        f"{EXIT_ERROR}  no grading started: a bad argument or rubric, a ROSTER that does not exist, is empty\n"
+        "   or is one fork (nothing written), or isolation required but missing (each student's results.json\n"
+        "   says why)",
         f"{EXIT_NOT_GRADED}  a student not graded for a reason not theirs (a grader error, a crash, --time-budget),\n"
         "   after one more try: named on stderr, in their results.json and the gradebook as not graded",
         "130  interrupted: the finished gradings are kept; the same command goes on",
@@ -35,11 +38,22 @@ EXITS = {  # each command's exit statuses, as its --help lists them (the statuse
         f"{EXIT_OK}  every threshold separates the reference from the known mistakes, and early stopping\n"
         "   changes no item's verdict",
         f"{EXIT_BELOW}  a threshold no longer does, or a verdict differs from full-length training",
+        f"{EXIT_ERROR}  nothing trained: a bad argument or --rubric",
     ],
     "stubs": [f"{EXIT_OK}  exercises/ written, or (--check) up to date", f"{EXIT_BELOW}  (--check) out of date"],
-    "release": [f"{EXIT_OK}  written", f"{EXIT_ERROR}  nothing written: OUT is a file, or is not empty (see --force)"],
+    "release": [
+        f"{EXIT_OK}  written",
+        f"{EXIT_ERROR}  nothing written: a bad --rubric, or OUT is a file, or is not empty (see --force)",
+    ],
+    "rubric check": [
+        f"{EXIT_OK}  the rubric can be used: one line with its items, points and thresholds, then its policies",
+        f"{EXIT_ERROR}  it cannot: one line saying where and what is wrong",
+    ],
     "report": [f"{EXIT_OK}  written", REFUSED + ", or the report extra is not installed"],
-    "nbgrader": [f"{EXIT_OK}  written", f"{EXIT_ERROR}  nothing written: the nbgrader extra is not installed"],
+    "nbgrader": [
+        f"{EXIT_OK}  written",
+        f"{EXIT_ERROR}  nothing written: a bad --rubric, or the nbgrader extra is not installed",
+    ],
     "similarity": [
         f"{EXIT_OK}  written (whatever it found: nothing here changes a grade; a module that could not be read\n"
         "   is named on stderr and left out of that student's comparison)",
@@ -73,17 +87,31 @@ def _epilog(lines: list[str]) -> str:
     return "exit status:\n" + "\n".join("  " + line.replace("\n", "\n  ") for line in lines)
 
 
-def _command(subcommands: argparse._SubParsersAction, name: str, summary: str) -> argparse.ArgumentParser:
-    """A subcommand whose one-line summary is both its entry in the list and its --help's description."""
+def _command(
+    subcommands: argparse._SubParsersAction, name: str, summary: str, group: str = ""
+) -> argparse.ArgumentParser:
+    """A subcommand whose one-line summary is both its entry in the list and its --help's description (`group`:
+    the command it belongs to, as `rubric` for `rubric check`)."""
     parser = subcommands.add_parser(
         name,
         help=summary,
         description=summary,
-        epilog=_epilog(EXITS.get(name, DEFAULT_EXITS)),
+        epilog=_epilog(EXITS.get(f"{group} {name}".strip(), DEFAULT_EXITS)),
         formatter_class=_Formatter,
     )
     parser.set_defaults(existing=[])
     return parser
+
+
+def every_command(parser: argparse.ArgumentParser, prefix: str = "") -> dict[str, argparse.ArgumentParser]:
+    """Every command that runs, by its name after `autograde` ('grade', 'rubric check'), in --help's order."""
+    found = {}
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for name, command in action.choices.items():
+                inner = every_command(command, f"{prefix}{name} ")
+                found.update(inner or {f"{prefix}{name}": command})
+    return found
 
 
 def _existing(parser: argparse.ArgumentParser, name: str, metavar: str, **options: object) -> None:
@@ -109,7 +137,7 @@ def _names(text: str) -> list[str]:
 def _grade(args: argparse.Namespace) -> int:
     if args.reference:
         return commands.grade_reference(args.out, args.only, args.fail_under, args.require_isolation, args.rubric)
-    return commands.grade_command(
+    return commands.grade_fork_command(
         args.submission, args.out, args.only, args.fail_under, args.require_isolation, args.rubric
     )
 
@@ -126,14 +154,17 @@ def _require_isolation(parser: argparse.ArgumentParser, default: bool | None) ->
     )
 
 
-def _rubric(parser: argparse.ArgumentParser) -> None:
+RECORDED = "the one the gradings record (results.json), else the grader's own; another than theirs is refused"
+
+
+def _rubric(parser: argparse.ArgumentParser, default: str = "the grader's own") -> None:
     """--rubric RUBRIC: a course section's own rubric, in rubric.toml's format."""
     parser.add_argument(
         "--rubric",
         type=Path,
         metavar="RUBRIC",
         help="the rubric to use, in rubric.toml's format: points, thresholds, limits, [late] and [credit] "
-        "(default: the grader's own)",
+        f"(default: {default})",
     )
 
 
@@ -141,9 +172,14 @@ def _only(parser: argparse.ArgumentParser, help: str = "grade only these functio
     parser.add_argument("--only", type=_names, metavar="NAME[,NAME...]", help=help)
 
 
-def _roster_list(parser: argparse.ArgumentParser) -> None:
-    """--roster LIST: the roster's repositories, so that a student without results is listed too."""
-    _existing(parser, "--roster", "LIST", help="the roster's repositories, one a line: list each, even without results")
+def _roster_list(parser: argparse.ArgumentParser, help: str = "list each student, even without results") -> None:
+    """--roster LIST: the roster file, whose students are each listed (or named) even without results."""
+    _existing(
+        parser,
+        "--roster",
+        "LIST",
+        help=f"the roster file, a student a line (their folder's name, or their repository owner/name): {help}",
+    )
 
 
 def _add_grade(subcommands: argparse._SubParsersAction) -> None:
@@ -187,13 +223,27 @@ def _add_grade_all(subcommands: argparse._SubParsersAction) -> None:
     )
 
 
+def _add_rubric(subcommands: argparse._SubParsersAction) -> None:
+    """`autograde rubric check [RUBRIC]`: what `python -m autograder.rubric` does, as a command."""
+    group = _command(subcommands, "rubric", "the rubric's own commands: `autograde rubric check` checks a rubric file")
+    inner = group.add_subparsers(dest="rubric_command", required=True, metavar="COMMAND")
+    summary = "check a rubric file and say what it sets: points, thresholds and policies"
+    check = _command(inner, "check", summary, group="rubric")
+    _existing(check, "file", "RUBRIC", nargs="?", help="a rubric in rubric.toml's format (default: the grader's own)")
+    check.set_defaults(run=lambda args: commands.rubric_check_command(args.file))
+
+
 def _add_course_files(subcommands: argparse._SubParsersAction) -> None:
     """The commands that write the course's own files: calibration, stubs, release, nbgrader, Gradescope."""
     calibrate = _command(subcommands, "calibrate", "show that every threshold separates right from wrong")
     calibrate.add_argument(
         "--seeds", type=int, metavar="N", help="seeds per run (default: each item's calibration_seeds)"
     )
-    calibrate.set_defaults(run=lambda args: commands.calibrate_command(args.seeds))
+    _rubric(calibrate)
+    calibrate.add_argument(
+        "--list", action="store_true", help="train nothing: list each threshold item and the threshold it checks"
+    )
+    calibrate.set_defaults(run=lambda args: commands.calibrate_command(args.seeds, args.rubric, args.list))
 
     stubs = _command(subcommands, "stubs", "write exercises/ from the solution markers of solutions/")
     stubs.add_argument("--check", action="store_true", help="write nothing: say whether exercises/ is up to date")
@@ -203,16 +253,19 @@ def _add_course_files(subcommands: argparse._SubParsersAction) -> None:
     release.add_argument("dir", type=Path, metavar="OUT", help="the folder the student repository goes to")
     release.add_argument("--force", action="store_true", help="replace OUT's contents (its .git folder is kept)")
     release.add_argument("--classroom", action="store_true", help="its workflow reports to GitHub Classroom")
-    release.set_defaults(run=lambda args: commands.release_command(args.dir, args.force, args.classroom))
+    _rubric(release)
+    release.set_defaults(run=lambda args: commands.release_command(args.dir, args.force, args.classroom, args.rubric))
 
     course = _command(subcommands, "nbgrader", "write the nbgrader course into OUT: its config and source notebooks")
     course.add_argument("course", type=Path, metavar="OUT", help="the course folder (created if missing)")
     course.add_argument("--assignment", default="week07", metavar="NAME", help="the assignment's name")
-    course.set_defaults(run=lambda args: commands.nbgrader_command(args.course, args.assignment))
+    _rubric(course)
+    course.set_defaults(run=lambda args: commands.nbgrader_command(args.course, args.assignment, args.rubric))
 
     gradescope = _command(subcommands, "gradescope", "write the Gradescope autograder bundle (a zip)")
     gradescope.add_argument("out", type=Path, metavar="ZIP", help="the zip to write, e.g. autograder.zip")
-    gradescope.set_defaults(run=lambda args: commands.gradescope_command(args.out))
+    _rubric(gradescope)
+    gradescope.set_defaults(run=lambda args: commands.gradescope_command(args.out, args.rubric))
 
 
 def _add_after_grading(subcommands: argparse._SubParsersAction) -> None:
@@ -221,7 +274,7 @@ def _add_after_grading(subcommands: argparse._SubParsersAction) -> None:
     _existing(gradebook, "results", "RESULTS", help="one subfolder per student, each with results.json")
     gradebook.add_argument("--out", type=Path, default=Path("gradebook"), help="where gradebook.csv goes")
     _roster_list(gradebook)
-    _rubric(gradebook)
+    _rubric(gradebook, RECORDED)
     gradebook.set_defaults(
         run=lambda args: commands.gradebook_command(args.results, args.out, args.roster, args.rubric)
     )
@@ -231,7 +284,7 @@ def _add_after_grading(subcommands: argparse._SubParsersAction) -> None:
     report.add_argument("--out", type=Path, required=True, help="where report.html and misconceptions.md go")
     _roster_list(report)
     _only(report, "the functions that were graded")
-    _rubric(report)
+    _rubric(report, RECORDED)
     report.set_defaults(
         run=lambda args: commands.report_command(args.results, args.out, args.roster, args.only, True, args.rubric)
     )
@@ -239,7 +292,7 @@ def _add_after_grading(subcommands: argparse._SubParsersAction) -> None:
     merge = _command(subcommands, "merge", "merge folders of gradings, keeping each student's newest")
     _existing(merge, "sources", "RESULTS", nargs="+", help="folders of gradings, older first")
     merge.add_argument("--out", type=Path, required=True, help="a new folder: one subfolder per student")
-    merge.add_argument("--roster", type=Path, help="the roster file: name its students that no source holds")
+    _roster_list(merge, "name each that no source holds")
     merge.set_defaults(run=lambda args: commands.merge_command(args.sources, args.out, args.roster))
 
     similarity = _command(
@@ -275,6 +328,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_grade_all(subcommands)
     _add_after_grading(subcommands)
     _add_course_files(subcommands)
+    _add_rubric(subcommands)
     return parser
 
 

@@ -9,8 +9,8 @@ import traceback
 from functools import partial
 from pathlib import Path
 
-from autograder import integrity, rubric, sandbox, stubs
-from autograder.grading import writers
+from autograder import integrity, progress, rubric, sandbox, stubs
+from autograder.grading import ceiling, rubric_record, writers
 from autograder.grading.grade import (
     GradingError,
     NothingToGrade,
@@ -55,6 +55,21 @@ def grade_command(
     return grade_by(submission, out, selected, fail_under, require_isolation)
 
 
+def grade_fork_command(
+    submission: Path,
+    out: Path,
+    only: list[str] | None,
+    fail_under: float | None,
+    require_isolation: bool | None = None,
+    rubric_file: Path | None = None,
+) -> int:
+    """`autograde grade FORK`: `grade_command`, but a roster given for one fork is refused, nothing written."""
+    from autograder.roster import grade_all
+
+    roster = grade_all.not_a_fork(submission)
+    return fail(roster) if roster else grade_command(submission, out, only, fail_under, require_isolation, rubric_file)
+
+
 def grade_by(
     submission: Path | Submission,
     out: Path,
@@ -71,7 +86,9 @@ def grade_by(
         if require_isolation is False:  # an explicit opt-out comes first, on the terminal as in every report
             print(opted_out(sandbox.available()), file=sys.stderr)
         print_isolation(sandbox.available())  # inside: a probe that fails still leaves a results.json
-        result = grade(submission, selected, require_isolation)
+        with ceiling.bounded(selected.limits.grader_memory_bytes) as bound:  # what checking an answer may cost
+            result = grade(submission, selected, require_isolation)
+        result.environment["grader_memory_bytes"] = bound
     except GradingError as error:
         environment = run_environment(sandbox.available(), require_isolation)
         # nothing to read is the student's; a refusal or a suite that did not run is the grader's (retried)
@@ -142,19 +159,27 @@ def grade_reference(
         return grade_command(Path(folder), out, only, fail_under, require_isolation, rubric_file)
 
 
-def calibrate_command(seeds: int | None) -> int:
+def calibrate_command(seeds: int | None, rubric_file: Path | None = None, list_only: bool = False) -> int:
     """Print the calibration table and the verdicts of the grading's rule (early-stopped trainings, seeds decided
     early) against full-length trainings of every seed; exit 1 when a threshold no longer separates right
-    from wrong or an item's verdict differs between the two."""
+    from wrong or an item's verdict differs between the two. By `rubric_file` (a section's) when given; with
+    `list_only`, train nothing: list what would be checked."""
     from autograder import calibrate
 
-    rows = calibrate.calibrate(
-        rubric.load(), seeds, progress=lambda line: print(f"  {line}", file=sys.stderr, flush=True)
-    )
+    try:
+        chosen = rubric.load(rubric_file)
+    except rubric.RubricError as error:
+        return fail(error)
+    if list_only:
+        print("\n".join(calibrate.checked(chosen, seeds)))
+        return EXIT_OK
+    started = time.monotonic()
+    say = partial(_step, started)
+    rows = calibrate.calibrate(chosen, seeds, progress=say)
     print(calibrate.table(rows))
     print()
     print(calibrate.near_chance_table(rows))
-    verdicts = calibrate.compare(rubric.load(), progress=lambda line: print(f"  {line}", file=sys.stderr, flush=True))
+    verdicts = calibrate.compare(chosen, progress=say)
     print()
     print(calibrate.verdict_table(verdicts))
     differ = [f"{row.item}: {row.student}" for row in verdicts if row.differs]
@@ -165,7 +190,13 @@ def calibrate_command(seeds: int | None) -> int:
         f"verdicts that differ: {len(differ)}"
     )
     print("".join(f"  differs: {line}\n" for line in differ), end="")
+    print(f"calibrate: took {progress.duration(time.monotonic() - started)}", file=sys.stderr)
     return EXIT_OK if all(row.holds for row in rows) and not differ else EXIT_BELOW
+
+
+def _step(started: float, line: str) -> None:
+    """One step of calibrate's work on stderr, with the time since it started (a training takes minutes)."""
+    print(f"  [{progress.clock(time.monotonic() - started)}] {line}", file=sys.stderr, flush=True)
 
 
 def grade_all_command(
@@ -190,23 +221,29 @@ def grade_all_command(
 
     if not submissions.is_dir():
         return fail(f"{submissions} is not a folder of submissions")
-    jobs = jobs or grade_all.default_jobs()
-    out.mkdir(parents=True, exist_ok=True)  # an empty roster still gets its (empty) gradebook and report
-    try:
-        # a rubric file that cannot be used or an unknown name stops here, before any grading
+    try:  # a rubric file that cannot be used or an unknown name stops here, before anything is written
         selected = rubric.load(rubric_file).select(only)
+    except ValueError as error:
+        return fail(error)
+    refused = grade_all.not_a_roster(submissions)
+    if refused:
+        return fail(refused)
+    jobs = jobs or grade_all.default_jobs()
+    out.mkdir(parents=True, exist_ok=True)
+    try:
         isolation = sandbox.available()
         print_isolation(isolation)
         if require_isolation and isolation.refusal():
             return refuse_roster(submissions, out, selected, isolation)
         grade = partial(grade_one, require_isolation=require_isolation, by=selected)
-        outcomes = grade_all.grade_all(submissions, out, jobs, grade, force, ProgressReport(), only, selected, budget)
+        shown = ProgressReport(jobs=jobs)
+        outcomes = grade_all.grade_all(submissions, out, jobs, grade, force, shown, only, selected, budget)
     except ValueError as error:
         return fail(error)
     except KeyboardInterrupt:
         print("\ninterrupted: finished gradings are kept; run the same command again to go on", file=sys.stderr)
         return 130
-    failed = print_outcomes(outcomes)
+    failed = print_outcomes(outcomes, time.monotonic() - shown.started)
     status = EXIT_OK
     try:
         write_gradebook(out, selected)
@@ -219,8 +256,9 @@ def grade_all_command(
     return status if status != EXIT_OK else EXIT_NOT_GRADED if failed else EXIT_OK
 
 
-def print_outcomes(outcomes: list) -> int:
-    """Each student without a grade, and why; the counts. Returns how many have a grader error."""
+def print_outcomes(outcomes: list, seconds: float) -> int:
+    """Each student without a grade, and why; the counts and how long the gradings took. Returns how many have a
+    grader error."""
     from autograder.roster.grade_all import Status
 
     failed = [outcome for outcome in outcomes if outcome.status == Status.GRADER_ERROR]
@@ -233,7 +271,7 @@ def print_outcomes(outcomes: list) -> int:
     print(
         f"{counts[Status.GRADED]} graded, {counts[Status.SKIPPED]} skipped (unchanged), "
         f"{counts[Status.NOT_GRADED]} with nothing to grade, {len(failed)} grader error(s) "
-        f"({retried} tried again alone)"
+        f"({retried} tried again alone), in {progress.duration(seconds)}"
     )
     return len(failed)
 
@@ -255,8 +293,20 @@ def write_gradebook(results: Path, selected: rubric.Rubric) -> int:
     from autograder.roster import gradebook
 
     entries = gradebook.write(results, results, selected)
-    print(f"wrote {results / 'gradebook.csv'} and {results / 'overview.md'} ({len(entries)} students)")
+    print(f"wrote {results / 'gradebook.csv'} and {results / 'overview.md'} ({_counted(len(entries), 'student')})")
     return EXIT_OK
+
+
+def roster_names(roster: Path | None, folders: dict[str, str], where: str) -> list[str] | None:
+    """The students a roster file names (None without one): repositories or a local roster's folder names,
+    refused (RosterError) where a line misnames one of `folders` (each folder of gradings and whom it grades)."""
+    from autograder.roster import shards
+
+    if roster is None:
+        return None
+    names = shards.names(roster)
+    shards.check_names(roster, names, folders, where)
+    return names
 
 
 def missing_extra(error: ImportError, extra: str, purpose: str) -> str:
@@ -272,15 +322,16 @@ def report_command(
     required: bool = True,
     rubric_file: Path | None = None,
 ) -> int:
-    """Write out/report.html (the class report) and out/misconceptions.md from the gradings under results."""
-    from autograder.roster import shards
+    """Write out/report.html (the class report) and out/misconceptions.md from the gradings under results, by the
+    rubric they record (`rubric_file`, when given, must be that one)."""
+    from autograder.roster import gradebook
 
     if not results.is_dir():
         return fail(f"{results} is not a folder of gradings")
     try:
-        selected = rubric.load(rubric_file).select(only)
-        expected = shards.repositories(roster) if roster else None
-    except (ValueError, OSError, shards.RosterError) as error:
+        selected = rubric_record.graded_by([results], rubric_file).select(only)
+        expected = roster_names(roster, gradebook.students(results), str(results))
+    except (ValueError, OSError) as error:  # a RosterError is a ValueError
         return fail(error)
     if no_gradings(results):  # after the rubric: a bad rubric is refused the same way by every command
         return fail(no_gradings(results))
@@ -344,16 +395,33 @@ def similarity_command(roster: Path, out: Path, known: list[Path]) -> int:
     return EXIT_OK
 
 
-def nbgrader_command(course: Path, assignment: str) -> int:
-    """Write the nbgrader course directory; print what comes next."""
+def nbgrader_command(course: Path, assignment: str, rubric_file: Path | None = None) -> int:
+    """Write the nbgrader course directory (its points and thresholds from `rubric_file` when given); print
+    what comes next."""
     try:
         from autograder.release import nbgrader_course
     except ImportError as error:  # nbformat comes with nbgrader, in the nbgrader extra
         return fail(missing_extra(error, "nbgrader", "the nbgrader course"))
-    written = nbgrader_course.build_course(course, assignment)
+    try:
+        chosen = rubric.load(rubric_file)
+    except rubric.RubricError as error:
+        return fail(error)
+    shown = progress.Progress("nbgrader: notebooks written")
+    written = nbgrader_course.build_course(course, assignment, chosen, shown)
+    shown.finish()
     for path in written:
         print(f"wrote {path}")
     print(f"next: cd {course} && nbgrader generate_assignment {assignment} --force")
+    return EXIT_OK
+
+
+def rubric_check_command(path: Path | None) -> int:
+    """Check a rubric file (the grader's own when None) and print what it sets; exit 2 saying what is wrong."""
+    try:
+        found = rubric.load(path)
+    except rubric.RubricError as error:
+        return fail(error)
+    print("\n".join(rubric.describe(found)))
     return EXIT_OK
 
 
@@ -372,32 +440,42 @@ def stubs_command(check: bool) -> int:
     return EXIT_OK
 
 
-def release_command(target: Path, force: bool, classroom: bool = False) -> int:
-    """Write the student repository into target (its workflow reporting to GitHub Classroom with `classroom`)."""
-    from autograder.release import student_repository
+def release_command(target: Path, force: bool, classroom: bool = False, rubric_file: Path | None = None) -> int:
+    """Write the student repository into target (its workflow reporting to GitHub Classroom with `classroom`), its
+    README's points and check_training's settings from `rubric_file` when given. The public tests' recording
+    (minutes) shows its progress; the whole says how long it took."""
+    from autograder.release import public_mistakes, student_repository
 
     try:
-        written = student_repository.release(target, force, classroom)
+        chosen = rubric.load(rubric_file)
+    except rubric.RubricError as error:
+        return fail(error)
+    shown = progress.Progress("release: recording the public tests over the known mistakes")
+    try:
+        with public_mistakes.reporting(shown):
+            written = student_repository.release(target, force, classroom, chosen)
     except student_repository.ReleaseError as error:
         return fail(error)
-    print(f"wrote the student repository to {target} ({len(written)} files)")
+    took = shown.finish()
+    print(f"wrote the student repository to {target} ({len(written)} files) in {took}")
     return EXIT_OK
 
 
 def gradebook_command(results: Path, out: Path, roster: Path | None, rubric_file: Path | None = None) -> int:
-    """Merge every student's results.json under results into out/gradebook.csv and out/overview.md."""
+    """Merge every student's results.json under results into out/gradebook.csv and out/overview.md, by the rubric
+    they record (`rubric_file`, when given, must be that one)."""
     from autograder.roster import gradebook, shards
 
     if not results.is_dir():
         return fail(f"{results} is not a folder of gradings")
     try:
-        expected = shards.repositories(roster) if roster else None
-        selected = rubric.load(rubric_file)
+        selected = rubric_record.graded_by([results], rubric_file)
+        expected = roster_names(roster, gradebook.students(results), str(results))
     except (OSError, shards.RosterError, rubric.RubricError) as error:
         return fail(error)
     entries = gradebook.write(results, out, selected, expected)
     failed = [entry for entry in entries if entry.error]
-    print(f"wrote {out / 'gradebook.csv'} and {out / 'overview.md'}: {len(entries)} students")
+    print(f"wrote {out / 'gradebook.csv'} and {out / 'overview.md'}: {_counted(len(entries), 'student')}")
     for entry in failed:
         print(f"  no grade for {entry.student}: {entry.error}", file=sys.stderr)
     mixed = gradebook.mixed_graders([entry.fingerprint for entry in entries if entry.total is not None])
@@ -416,15 +494,15 @@ def merge_command(sources: list[Path], out: Path, roster: Path | None = None) ->
     from autograder.roster import merge, shards
 
     try:
-        expected = shards.repositories(roster) if roster else []
+        held = merge.students(sources)
+        expected = roster_names(roster, held, " ".join(map(str, sources))) or []
         picks = merge.merge(sources, out)
     except (merge.MergeError, shards.RosterError, OSError) as error:
         return fail(error)
     replaced = sum(pick.others for pick in picks)
     print(f"wrote {out}: {len(picks)} students, the newest grading of each ({replaced} older ones left out)")
-    held = {pick.student for pick in picks}
     missing = [(escaped(pick.student), pick.no_grade) for pick in picks if pick.no_grade]
-    missing += [(name, merge.NOTHING_UPLOADED) for name in expected if shards.artifact_id(name) not in held]
+    missing += [(name, shards.no_folder(name)) for name in shards.without_folder(expected, held)]
     for student, why in missing:
         print(f"  no grade for {student}: {escaped(why)}")
     if missing:
@@ -435,10 +513,15 @@ def merge_command(sources: list[Path], out: Path, roster: Path | None = None) ->
     return EXIT_OK
 
 
-def gradescope_command(out: Path) -> int:
-    """Write the Gradescope autograder bundle."""
+def gradescope_command(out: Path, rubric_file: Path | None = None) -> int:
+    """Write the Gradescope autograder bundle: it grades by `rubric_file` when given, else the grader's own."""
     from autograder.release import gradescope
 
-    names = gradescope.build(out)
-    print(f"wrote {out} ({len(names)} files): upload it as the assignment's autograder")
+    try:
+        chosen = rubric.load(rubric_file)
+    except rubric.RubricError as error:
+        return fail(error)
+    names = gradescope.build(out, rubric_text=chosen.text)
+    by = f"it grades by {rubric_file}" if rubric_file else "it grades by the grader's own rubric"
+    print(f"wrote {out} ({len(names)} files; {by}): upload it as the assignment's autograder")
     return EXIT_OK

@@ -8,7 +8,8 @@ Each section of the file is one record: `[points.F]` an `Item` per aspect, `[thr
 point an item out (`Report`). Every item must have its hidden test and every
 hidden test its item, whichever file is read; the file states its `total` at the top, and the points
 must add up to it (a typo such as `output = 50` is refused, not graded). Standard library only: the
-roster workflow's jobs import it bare, and `python -m autograder.rubric FILE` checks a file and says what it sets.
+roster workflow's jobs import it bare, and `autograde rubric check FILE` (or, with nothing installed,
+`python -m autograder.rubric FILE`) checks a file and says what it sets.
 """
 
 import ast
@@ -66,16 +67,22 @@ class Limits:
     fit_timeout: float = 60.0  # seconds for fit_baseline's call: scikit-learn's fit runs in it
     grading_timeout: float = 600.0  # seconds for a whole grading, start-up included
     memory_mb: int = 4096  # address-space ceiling of the worker
+    grader_memory_mb: int = 640  # the grading process's own data (heap, private mappings): well under 768 MB
     output_kb: int = 16  # the student's output kept per call
     text_chars: int = 2500  # characters kept of each text an answer brings back (a string, a type name, a message)
     text_lines: int = 100  # lines kept of each such text
     answer_chars: int = 64_000  # characters kept of all the texts of one answer together
     disk_mb: int = 256  # what the worker may write to disk, all its files together (and any one file)
     similarity_kb: int = 256  # `autograde similarity` reads at most this much of a student's module (else skips it)
+    similarity_nodes: int = 10_000  # and compares at most this many syntax nodes of one TODO with its helpers
 
     @property
     def memory_bytes(self) -> int:
         return self.memory_mb << 20
+
+    @property
+    def grader_memory_bytes(self) -> int:
+        return self.grader_memory_mb << 20
 
     @property
     def disk_bytes(self) -> int:
@@ -202,6 +209,16 @@ def load(path: Path | None = None) -> Rubric:
         raise RubricError(f"{path} cannot be read as a rubric: {error}") from None
     try:
         return _rubric(data, path, text)
+    except RubricError as error:
+        raise RubricError(f"{path}: {error}") from None
+
+
+def loads(text: str, path: Path) -> Rubric:
+    """The rubric whose file's text is `text` (a grading's record of it), checked; `path` names where it was read."""
+    try:
+        return _rubric(tomllib.loads(text), path, text)
+    except tomllib.TOMLDecodeError as error:
+        raise RubricError(f"{path} cannot be read as a rubric: {error}") from None
     except RubricError as error:
         raise RubricError(f"{path}: {error}") from None
 
@@ -413,7 +430,7 @@ def late_policy(late: Late) -> str:
 
 def describe(rubric: Rubric) -> list[str]:
     """What a rubric sets, a line each: its points, its late-work policy, its credit by named mistake."""
-    lines = [f"{rubric.path}: {len(rubric.items)} items, {rubric.total:g} points, {len(rubric.recipes)} thresholds"]
+    lines = [f"{rubric.path}: OK, {len(rubric.items)} items, {rubric.total:g} points, {len(rubric.recipes)} thresholds"]
     late = "none: the last commit before the deadline is graded (no [late])"
     lines.append(f"late work: {late_policy(rubric.late) if rubric.late else late}")
     credit = ", ".join(f"{mistake} keeps {percent(value)}" for mistake, value in rubric.credit.fractions.items())
@@ -422,7 +439,9 @@ def describe(rubric: Rubric) -> list[str]:
 
 
 def main(argv: list[str]) -> int:
-    """`python -m autograder.rubric [FILE]`: check a rubric file and print what it sets; exit 2 saying why it is bad."""
+    """`python -m autograder.rubric [FILE]`: check a rubric file and print what it sets; exit 2 saying why it is bad.
+    `autograde rubric check` does the same; this one runs where nothing is installed (the roster workflow's first
+    job), on the standard library alone."""
     try:
         found = load(Path(argv[0]) if argv else None)
     except RubricError as error:

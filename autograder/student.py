@@ -20,12 +20,12 @@ from typing import Any
 import torch
 from torch import nn
 
+from autograder.checks.compare import CheckFailure, describe_type
 from autograder.grading.submission import LeftOut
-from autograder.locations import STANDINS
 from autograder.rubric import Limits
-from autograder.runtime import codec, harness, trusted
-from autograder.runtime.codec import ArgRef, Build, Effect, Optimizer, Seeded
-from autograder.sandbox import Worker, WorkerDied
+from autograder.runtime import codec, harness, standins, trusted
+from autograder.runtime.codec import ArgRef, Build, Effect, Optimizer, Refused, Seeded
+from autograder.sandbox import Worker, WorkerDied, WorkerLimits
 from autograder.scrub import Scrubber
 from autograder.text import escaped
 
@@ -38,6 +38,12 @@ DEATH_HINTS = {
     "crash": "the Python process itself failed",
     "not started": "not your code: the grader's machine was too busy, and the grading is tried again",
 }
+# a PermissionError is most often a system call the worker's layers refuse (seccomp.py, landlock.py): say which
+REFUSED_WHILE_GRADING = (
+    "While grading, your code may not use the network, share memory, queues, semaphores or keys with other "
+    "processes (System V IPC, POSIX message queues, kernel keys), make namespaces, act on other processes or "
+    "write outside its own folder: those calls are refused. None of this week's TODOs needs them."
+)
 
 
 class StudentError(Exception):
@@ -139,13 +145,36 @@ def _describe_optimizer(optimizer: torch.optim.Optimizer, args: tuple[Any, ...])
     raise TypeError("an optimizer must be over the parameters of a module argument of the same call")
 
 
-def _apply_effects(args: tuple[Any, ...], call: Call) -> None:
-    """Load the states the call left into the grader's own module objects."""
+def _apply_effects(args: tuple[Any, ...], call: Call, target: str) -> None:
+    """Load the states the call left into the grader's own module objects, each made sure of first: a student's
+    code may replace a parameter, a changed runtime send anything."""
     for index, effect in call.effects.items():
+        problem = _state_problem(effect.state, args[index].state_dict())
+        if problem is not None:
+            kind = type(args[index]).__name__
+            raise CheckFailure(
+                f"{_subject(target)} changed the {kind} it was given: {problem}. Keep its parameters' names and "
+                "shapes: the grader loads what your code leaves in the module into its own copy."
+            )
         with torch.no_grad():
             args[index].load_state_dict(effect.state)
     if type(call.value) is ArgRef:
         call.value = args[call.value.index]
+
+
+def _state_problem(state: dict[str, Any], own: dict[str, torch.Tensor]) -> str | None:
+    """What keeps `state` from loading into a module whose own state is `own` (its names, their shapes), or None.
+    The student's names are not shown: the grader's own are."""
+    if state.keys() != own.keys():
+        missing = [name for name in own if name not in state]
+        extra = len(state.keys() - own.keys())
+        return f"its state leaves out {', '.join(missing)}" if missing else f"its state holds {extra} names more"
+    for name, tensor in own.items():
+        got = state[name]
+        if type(got) is not torch.Tensor or got.shape != tensor.shape:
+            shown = describe_type(got) if type(got) in (torch.Tensor, Refused) else "not a tensor"
+            return f"its {name} is {shown}, not of shape {tuple(tensor.shape)}"
+    return None
 
 
 # -- turning failures into feedback ---------------------------------------------------
@@ -177,12 +206,64 @@ def _failure(response: dict[str, Any], target: str, not_read: Mapping[str, LeftO
     label = TODO_LABEL.search(error["message"]) if error["type"] == "NotImplementedError" else None
     if label:
         return NotDone(f"{label[0]} is not done yet: it still raises NotImplementedError.")
-    text = f"{function} raised {error['type']}: {error['message']}"
-    return Raised(_with_traceback(text, error), error["type"], error["message"])
+    feedback = _with_traceback(f"{function} raised {error['type']}: {error['message']}", error)
+    if error["type"] == "PermissionError":
+        feedback = f"{feedback}\n{REFUSED_WHILE_GRADING}"
+    return Raised(feedback, error["type"], error["message"])
 
 
 def _with_traceback(text: str, error: dict[str, Any]) -> str:
     return f"{text}\n{error['traceback']}" if error.get("traceback") else text
+
+
+UNREADABLE = "The grader reads answers as its own runtime in the worker writes them: was it changed?"
+
+
+def _unreadable(target: str, problem: str) -> Died:
+    return Died(
+        f"{_subject(target)} did not finish (crash): its answer could not be read: {problem}. {UNREADABLE}", "crash"
+    )
+
+
+def _form_problem(response: Any, args: tuple[Any, ...]) -> str | None:
+    """What is wrong with the form of an answer (each part the grader reads, of the type the harness gives it),
+    or None: the worker's runtime is the student's to change, so its answer may be any plain value."""
+    if type(response) is not dict or type(response.get("ok")) is not bool:
+        return f"it is a {type(response).__name__}, not the harness's answer"
+    if not response["ok"]:
+        error = response.get("error")
+        texts = [error.get("type"), error.get("message"), error.get("traceback", "")] if type(error) is dict else [0]
+        texts += [response.get("phase", ""), response.get("module", "")]
+        return None if all(type(text) is str for text in texts) else "its error is not described as the harness does"
+    wrong = _wrong_parts(response, {str(index) for index, arg in enumerate(args) if isinstance(arg, nn.Module)})
+    return f"its {', '.join(wrong)} are not as the harness gives them" if wrong else None
+
+
+def _wrong_parts(response: dict[str, Any], modules: set[str]) -> list[str]:
+    """The parts of a call's answer that are not of their types (`modules`: the module arguments' places)."""
+    effects, modes, result = response.get("effects", {}), response.get("grad_modes", {}), response.get("result")
+    wrong = [part for part in ("layer_calls", "changed") if not _texts(response.get(part, []))]
+    if (
+        type(effects) is not dict
+        or effects.keys() != modules
+        or not all(type(effect) is Effect and type(effect.state) is dict for effect in effects.values())
+    ):
+        wrong.append("effects")
+    if type(modes) is not dict or not modes.keys() <= modules or not all(map(_flags, modes.values())):
+        wrong.append("grad_modes")
+    if response.get("grads") is not None and type(response["grads"]) is not list:
+        wrong.append("grads")
+    if "result" not in response or (type(result) is ArgRef and str(result.index) not in modules):
+        wrong.append("result")
+    return wrong
+
+
+def _texts(value: Any) -> bool:
+    return type(value) is list and all(type(item) is str for item in value)
+
+
+def _flags(value: Any) -> bool:
+    return type(value) is list and all(type(item) is bool for item in value)
 
 
 def _call_from(response: dict[str, Any], output: str) -> Call:
@@ -207,13 +288,19 @@ def _request(
     standins: tuple[str, ...] = (),
 ) -> dict[str, Any]:
     request = {"target": target, "args": _describe_args(args), "kwargs": kwargs, "seed": seed, "threads": threads}
-    if standins:  # other TODOs' functions run as the grader's correct ones, their code sent with this call only
+    if standins:  # other TODOs' functions stood in for: the worker asks the grader for their values (no code)
         request["standins"] = list(standins)
-        request["standins_source"] = STANDINS.read_text(encoding="utf-8")
     if grad is not None:
         wrt, cotangents = grad
         request["grad"] = {"wrt": list(wrt), "cotangents": [c.detach().clone() for c in cotangents]}
     return request
+
+
+def _answerer(request: dict[str, Any], max_bytes: int) -> Callable[[Any], dict[str, Any]] | None:
+    """What answers the worker's questions during this call: the values of the stand-ins it names, computed by the
+    grader (None: the call names none, and a question is refused)."""
+    names = tuple(request.get("standins", ()))
+    return None if not names else lambda question: standins.answer(question, names, max_bytes)
 
 
 class Runner:
@@ -239,10 +326,13 @@ class Runner:
         response, output = self._answer(request, timeout)
         response = self.scrub(response)
         self._in_time(target)
+        problem = _form_problem(response, args)
+        if problem is not None:
+            raise _unreadable(target, problem)
         if not response.get("ok"):
             raise _failure(response, target, self.not_read)
         call = _call_from(response, output)
-        _apply_effects(args, call)
+        _apply_effects(args, call, target)
         return call
 
     def _answer(self, request: dict[str, Any], timeout: float | None) -> tuple[dict[str, Any], str]:
@@ -290,7 +380,7 @@ class Remote(Runner):
             timeout = min(timeout, left)
         self.call_seconds = timeout
         try:
-            response = self.worker.request(request, timeout)
+            response = self.worker.request(request, timeout, _answerer(request, self.worker.limits.response_bytes))
         except WorkerDied as death:
             self._keep_output()
             hint = DEATH_HINTS.get(death.kind, "")
@@ -298,6 +388,9 @@ class Remote(Runner):
                 hint = "The recipe takes a few seconds with vectorised code; a Python loop over rows is far too slow."
             message = f"{_subject(target)} did not finish ({death.kind}): {death.detail}. {hint}"
             raise Died(message, death.kind) from None
+        except codec.Unreadable as unreadable:  # an archive torch.save would not write: nothing of it is read
+            self._keep_output()
+            raise _unreadable(target, str(unreadable)) from None
         return response, self._keep_output()
 
     def _in_time(self, target: str) -> None:
@@ -331,10 +424,17 @@ class InProcess(Runner):
 
     def _answer(self, request: dict[str, Any], timeout: float | None) -> tuple[dict[str, Any], str]:
         request = codec.loads(codec.dumps(request))  # the same copies and checks as across processes
+        answer = _answerer(request, WorkerLimits().response_bytes)
+        ask = None if answer is None else _crossing(answer)
         try:
-            return codec.loads(codec.dumps(harness.call(request, self.resolve))), ""
+            return codec.loads(codec.dumps(harness.call(request, self.resolve, ask))), ""
         except Exception as error:
             return {"ok": False, "phase": "call", "error": harness.describe_exception(error, "")}, ""
+
+
+def _crossing(answer: Callable[[Any], dict[str, Any]]) -> Callable[[dict[str, Any]], dict[str, Any]]:
+    """`answer` with the question and its reply copied through the codec, as they are between processes."""
+    return lambda question: codec.loads(codec.dumps(answer(codec.loads(codec.dumps(question)))))
 
 
 def in_package(package: str) -> Callable[[str], Any]:

@@ -2,6 +2,7 @@
 
     python benchmarks/bench_similarity.py [--students 1000]     # time and memory of a whole run
     python benchmarks/bench_similarity.py --compare-methods     # the corpus through three methods
+    python benchmarks/bench_similarity.py --long-line           # a one-line helper, in ASCII and not (issue 45)
 
 Scale: a synthetic roster of --students forks built from the similarity corpus's modules (each module of
 each student drawn from the correct variants, the modules written for the corpus and the disguised
@@ -20,6 +21,12 @@ functions). Printed per disguise: the copy pair's score and rank among all pairs
 pair that is not a copy; a copy found is one that ranks above every pair that is not. copydetect and
 tree-sitter are not dependencies of the grader: `pip install -e '.[similarity-methods]'` (copydetect==0.5.0,
 tree-sitter==0.25.0, tree-sitter-python==0.25.0) to run this part.
+
+Long line (--long-line): a roster of four, three with the reference's padding.py and mallory, whose
+gather_final calls a one-line helper making her padding.py 64, 128 and 255 KB (tests/helpers/similarity_attacks.py),
+once in ASCII and once with one `é` on the line. Timed: the CPU of `similarity.run.run` (process time, the best
+of REPEATS); printed: each size's two times and their ratio (1.0: the character costs nothing), and how much of
+mallory's TODO was compared.
 """
 
 import argparse
@@ -37,13 +44,15 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT), str(ROOT / "tests" / "helpers")]
 
+from similarity_attacks import long_line  # noqa: E402
 from similarity_corpus import MODULES, students  # noqa: E402
 
-from autograder.locations import EXERCISES  # noqa: E402
+from autograder.locations import EXERCISES, SOLUTIONS  # noqa: E402
 from autograder.similarity import outputs, run  # noqa: E402
 from autograder.similarity.fingerprints import BUILTINS  # noqa: E402
 
 SEVERAL = 3
+REPEATS = 3  # runs of each roster of --long-line, the best kept: the machine is shared
 
 
 class Renamer(ast.NodeTransformer):
@@ -121,14 +130,48 @@ def scale(count: int) -> None:
     )
 
 
+def long_line_roster(target: Path, size: int, character: str) -> Path:
+    """alice, bob and carol with the reference's padding.py; mallory's of `size` bytes, one line of it her helper."""
+    for name in ("alice", "bob", "carol", "mallory"):
+        folder = target / name / "exercises"
+        shutil.copytree(EXERCISES, folder, ignore=shutil.ignore_patterns("tests", "__pycache__"))
+        shutil.copy(SOLUTIONS / "padding.py", folder / "padding.py")
+    (target / "mallory" / "exercises" / "padding.py").write_text(long_line(size, character), encoding="utf-8")
+    return target
+
+
+def long_lines(sizes: tuple[int, ...] = (64, 128, 255)) -> None:
+    print(f"{time.strftime('%Y-%m-%d')} · {platform.machine()}, Python {platform.python_version()}: CPU of run.run")
+    print(f"{'module':>8} {'ASCII':>8} {'one é':>8} {'ratio':>6}  mallory's gather_final compared")
+    with tempfile.TemporaryDirectory() as scratch:  # once untimed: the imports and the caches of a first run
+        run.run(long_line_roster(Path(scratch), 4096, "a"), [])
+    for size in sizes:
+        seconds, cut = {}, None
+        for character in ("a", "é"):
+            with tempfile.TemporaryDirectory() as scratch:
+                roster = long_line_roster(Path(scratch), size * 1024, character)
+                times = []
+                for _ in range(REPEATS):
+                    start = time.process_time()
+                    found = run.run(roster, [])
+                    times.append(time.process_time() - start)
+                seconds[character], cut = min(times), found.similarity.cut
+        compared = ", ".join(f"{c.compared:,} of {c.length:,} characters" for c in cut) or "all of it"
+        ratio = seconds["é"] / seconds["a"]
+        print(f"{size:>5} KB {seconds['a']:>6.2f} s {seconds['é']:>6.2f} s {ratio:>5.2f}x  {compared}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--students", type=int, default=1000)
     parser.add_argument(
         "--compare-methods", action="store_true", help="the corpus through ast, copydetect, tree-sitter"
     )
+    parser.add_argument("--long-line", action="store_true", help="a one-line helper, in ASCII and with one é")
     args = parser.parse_args()
-    if args.compare_methods:
+    if args.long_line:
+        long_lines()
+    elif args.compare_methods:
         from bench_similarity_methods import compare_methods
 
         compare_methods()

@@ -36,7 +36,8 @@ def text_of(page: Path) -> str:
 
 
 def subcommands() -> dict:
-    return dict(cli.build_parser()._subparsers._group_actions[0].choices)
+    """Every command that runs, by its name after `autograde` ('grade', 'rubric check')."""
+    return cli.every_command(cli.build_parser())
 
 
 def test_it_builds_the_site_strictly_with_a_page_per_journey(site):
@@ -97,3 +98,16 @@ def test_its_quick_start_commands_are_written_once():
     assert len(commands) == 2, commands
     for command in commands:  # the pages link to the README's quick start
         assert not [name for name, text in pages.items() if command in text], command
+
+
+WRITES = re.compile(r"(?:--out|mkdir|git clone \S+)\s+([A-Za-z][\w.-]*)")  # a top-level folder a command writes
+COMMAND = re.compile(r"^\s*(?:sudo \S+/)?(?:autograde|mkdir|git clone) ", flags=re.MULTILINE)
+
+
+def test_the_folders_its_walkthroughs_write_here_are_ignored_by_git():
+    pages = [README, *(ROOT / "docs" / name for name in ("grader.md", "after-the-deadline.md", "similarity.md"))]
+    lines = [line for page in pages for line in page.read_text(encoding="utf-8").splitlines() if COMMAND.match(line)]
+    written = {folder for line in lines for folder in WRITES.findall(line)} - {"OUT"}
+    assert {"grading", "submissions", "results", "report", "gradebook"} <= written
+    ignored = (ROOT / ".gitignore").read_text(encoding="utf-8").splitlines()
+    assert [folder for folder in sorted(written) if f"/{folder}/" not in ignored] == [], "students' code and grades"

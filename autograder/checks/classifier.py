@@ -16,6 +16,8 @@ from autograder.checks.compare import (
     CheckFailure,
     Comparison,
     Suspects,
+    describe_type,
+    expect_shaped,
     expect_tensor,
     explaining,
     fail,
@@ -131,8 +133,8 @@ class _StandingIn:
 
 
 def _with_standins(check: Callable[[object], None], student, names: tuple[str, ...]) -> None:
-    """`check` with the named functions standing in, in a worker of its own, ended after it: what the student's
-    code could keep of the stand-ins (their code arrives with these calls) dies with that worker."""
+    """`check` with the named functions standing in, in a worker of its own, ended after it: the stand-ins' values
+    come from the grader (runtime/standins.py, asked by runtime/proxies.py), and the worker dies after it."""
     student.fresh()
     try:
         check(_StandingIn(student, names))
@@ -183,7 +185,7 @@ def _name(mistakes: list[str]) -> None:
 
 def _again(check: Callable[[object], None], student, wrong: dict[str, str], first: Exception, named: list[str]) -> None:
     """The item with correct helpers: it passes, fails as before (forward does not use them: the first failure
-    stands, alone), or fails otherwise (said with the helpers' own failures)."""
+    stands, alone), or fails otherwise (said in the grader's words, with the helpers' own failures)."""
     names = " and ".join(name.split(".")[1] for name in wrong)
     said = "\n".join(f"  {name.split('.')[1]} (TODO {HELPERS[name][1]}): {text}" for name, text in wrong.items())
     note = f"Graded again with a correct {names} in place of yours, which fails its own item:\n{said}"
@@ -199,8 +201,14 @@ def _again(check: Callable[[object], None], student, wrong: dict[str, str], firs
         if type(first) is Raised and str(own) == str(first):
             _name(named)
             raise first from None
-        message = (own.error_message.splitlines() or [""])[0]
-        fail(f"forward raised {own.error_type}: {message}\n{note}")
+        fail(f"forward raised {_kind(own.error_type)}.\n{note}")
+
+
+def _kind(error_type: str) -> str:
+    """The exception's class name, where it is a plain name: the regrade's feedback is the grader's own words (what
+    the student's code says while correct helpers stand in is not shown)."""
+    plain = error_type.isascii() and all(part.isidentifier() for part in error_type.split(".")) and len(error_type) < 80
+    return error_type if plain else "an exception"
 
 
 def _given(check: Callable[[object], None], wrong: dict[str, str]) -> str:
@@ -303,10 +311,26 @@ def _steps(student, case: StepCase) -> Steps:
     start = {name: p.detach().clone() for name, p in model.named_parameters()}
     optimizer = torch.optim.SGD(model.parameters(), lr=LEARNING_RATE)
     call = student.run("harness.train_steps", model, _batches(case.seed, case.steps), optimizer, case.extra, case.stale)
-    returned = [value for value, _ in call.value]
-    after = [state for _, state in call.value]
+    answered = _answered_steps(call.value, case.steps, start)
+    returned = [value for value, _ in answered]
+    after = [state for _, state in answered]
     suspects = Suspects(variants.TRAIN_STEP, lambda variant, c=case: _replayed(variant, c))
     return Steps(case, start, returned, after, model.state_dict(), _replayed(reference.train_step, case), suspects)
+
+
+def _answered_steps(value, steps: int, start: dict[str, torch.Tensor]) -> list:
+    """The grader's run of train_step as it came back, if it is `steps` pairs (what a step returned, the parameters
+    after it), each state of the model's own parameters: each made sure of before the step's length is measured."""
+    pairs = type(value) is list and all(type(step) is tuple and len(step) == 2 for step in value)
+    if not pairs or len(value) != steps:
+        fail(f"The grader's run of train_step came back as {describe_type(value)}; expected {steps} steps.")
+    for _, state in value:
+        if type(state) is not dict or state.keys() != start.keys():
+            shown = sorted(state)[:6] if type(state) is dict else describe_type(state)
+            fail(f"The grader's run of train_step left the parameters {shown}; expected {', '.join(start)}.")
+        for name, tensor in state.items():
+            expect_shaped(tensor, f"the parameter {name} after a step", start[name].shape, start[name].dtype)
+    return value
 
 
 def check_train_step_update(student) -> None:

@@ -1,7 +1,10 @@
 """Validate what a student's function returned and say precisely where it is wrong.
 
 Every check ends here: `expect_tensor` refuses anything that is not exactly a
-float tensor of the right shape with finite values, and `Comparison` compares
+float tensor of the right shape with finite values (`expect_shaped`, its first half, is the
+one place a check makes sure of a returned tensor's type, dtype and shape before any
+arithmetic on it: a broadcast of a misshapen answer would cost the grader its memory), and
+`Comparison` compares
 several cases at once and, when one differs, reports the first mismatch (the
 first time step, for recurrent outputs) with a few values, or the catalogue
 mistake that explains every case. `Suspects` are the known mistakes' outputs on one
@@ -17,7 +20,7 @@ import numpy as np
 import torch
 
 from autograder.checks import catalogue, findings
-from autograder.runtime.codec import Unsupported
+from autograder.runtime.codec import Refused, Unsupported
 
 ATOL, RTOL = 1e-5, 1e-4  # DESIGN.md: "equals" is allclose(atol=1e-5, rtol=1e-4)
 SHOWN = 4  # values printed around a mismatch
@@ -45,6 +48,8 @@ def verdict_then(comparison: "Comparison", later: CheckFailure | None) -> None:
 
 
 def describe_type(value: Any) -> str:
+    if type(value) is Refused:  # a tensor the codec would not hand on: what it is and what is wrong with it
+        return str(value)
     if isinstance(value, Unsupported):
         return f"a {value.type_name}"
     if type(value) is torch.Tensor:
@@ -54,8 +59,9 @@ def describe_type(value: Any) -> str:
     return f"a {type(value).__name__}"
 
 
-def expect_tensor(value: Any, what: str, shape: Sequence[int], dtype: torch.dtype = torch.float32) -> torch.Tensor:
-    """`value` itself if it is a plain torch.Tensor of `dtype` and `shape` holding finite values."""
+def expect_shaped(value: Any, what: str, shape: Sequence[int], dtype: torch.dtype = torch.float32) -> torch.Tensor:
+    """`value` itself if it is a plain torch.Tensor of `dtype` and `shape`: what a check makes sure of before
+    any arithmetic on a returned tensor (the codec has made sure it holds its own values, runtime/received.py)."""
     shape = tuple(shape)
     wanted = f"a {str(dtype).removeprefix('torch.')} tensor of shape {shape}"
     if type(value) is not torch.Tensor:
@@ -64,6 +70,12 @@ def expect_tensor(value: Any, what: str, shape: Sequence[int], dtype: torch.dtyp
         fail(f"{what} has dtype {value.dtype}; expected {dtype}.")
     if tuple(value.shape) != shape:
         fail(f"{what} has shape {tuple(value.shape)}; expected {shape}.")
+    return value
+
+
+def expect_tensor(value: Any, what: str, shape: Sequence[int], dtype: torch.dtype = torch.float32) -> torch.Tensor:
+    """`value` itself if it is a plain torch.Tensor of `dtype` and `shape` holding finite values."""
+    expect_shaped(value, what, shape, dtype)
     if value.is_floating_point() and not torch.isfinite(value).all():
         index = tuple(int(i) for i in (~torch.isfinite(value)).nonzero()[0])
         fail(f"{what} holds NaN or inf, first at index {list(index)}.")
@@ -234,7 +246,9 @@ class Comparison:
         context: str,
         suspects: Suspects | None = None,
     ) -> None:
-        """Record one output of one case, with the known mistakes' outputs on it."""
+        """Record one output of one case, with the known mistakes' outputs on it: `got` of `expected`'s shape and
+        dtype, or the comparison fails here, before any arithmetic."""
+        expect_shaped(got, what, expected.shape, expected.dtype)
         none = Suspects({}, lambda variant: variant)
         self._cases.append(Case(what, context, got, expected, suspects or none))
 

@@ -4,15 +4,17 @@ A gradient item passes when autograd's gradient, along a random direction, equal
 the student's own output changes along it (a central difference), for every input. So a mistake in
 the values (a missing transpose, a bias left out) keeps the gradient item, and a graph cut in the
 loop (`.detach()`, `.data`, `.item()`, numpy) loses it. An output that gets no gradient to its first
-input (x) at all has nothing to judge, and fails.
+input (x) at all has nothing to judge, and fails. Each gradient is made sure of first (a tensor of its
+input's shape and dtype, holding finite values): only then is it multiplied by the direction.
 """
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import torch
 
-from autograder.checks.compare import fail
+from autograder.checks.compare import describe_type, expect_tensor, fail
 
 STEP = 2e-3  # the central difference's step along a direction of unit-variance entries (float32 inputs)
 TOLERANCE = 2e-2  # relative (and absolute, below 1) gap allowed between the two rates; the reference's is < 2e-3
@@ -24,7 +26,7 @@ class Judged:
     """One input the gradient is judged for: its name, the student's gradient, and their output moved."""
 
     name: str
-    gradient: torch.Tensor | None
+    gradient: Any  # as it came back: None (no gradient), a tensor, or anything a changed runtime sent
     direction: torch.Tensor
     moved: Callable[[torch.Tensor], float]  # the cotangent-weighted output with the input moved by a tensor
 
@@ -38,14 +40,25 @@ def _far(given: float, measured: float) -> bool:
     return abs(given - measured) > TOLERANCE * max(1.0, abs(measured))
 
 
+def returned(grads: Any, count: int, function: str) -> list[Any]:
+    """The gradients a call gave back (one per input asked about), if they are a list of `count`."""
+    if type(grads) is not list or len(grads) != count:
+        fail(f"{function}: its gradients came back as {describe_type(grads)}; expected a list of {count}.")
+    return grads
+
+
 def judge(function: str, inputs: Sequence[Judged], context: str) -> None:
     """Fail when a gradient is not the derivative of the student's own output along its direction."""
     for number, judged in enumerate(inputs):
-        given = 0.0 if judged.gradient is None else float((judged.gradient * judged.direction).sum())
+        gradient = judged.gradient
+        if gradient is not None:  # its shape and dtype before the product: a broadcast would be the grader's cost
+            what = f"{function}: the gradient reaching {judged.name}"
+            gradient = expect_tensor(gradient, what, judged.direction.shape, judged.direction.dtype)
+        given = 0.0 if gradient is None else float((gradient * judged.direction).sum())
         measured = rate(judged.moved, judged.direction)
-        if number == 0 and (judged.gradient is None or not judged.gradient.abs().sum()):
+        if number == 0 and (gradient is None or not gradient.abs().sum()):
             fail(f"{function}: no gradient reaches {judged.name} ({context}): the output must be computed from it.")
-        if judged.gradient is None and _far(0.0, measured):
+        if gradient is None and _far(0.0, measured):
             fail(
                 f"{function}: no gradient reaches {judged.name}, though your output depends on it ({context}).\n"
                 f"  Is it detached (.detach(), .data, .item(), numpy) on the way?\n  {LESSON}"

@@ -14,6 +14,7 @@ from autograder.checks import gradients, variants
 from autograder.checks.compare import (
     Comparison,
     Suspects,
+    describe_type,
     expect_tensor,
     explaining,
     fail,
@@ -158,12 +159,15 @@ def check_next_token_loss_gradients(student) -> None:
         if error.error_type == "ValueError" and "gradient" in error.error_message:
             fail(f"next_token_loss: {error.error_message}.")
         raise
-    if all(call.grads[0].get(name) is None for name, _ in model.named_parameters()):
+    grads = gradients.returned(call.grads, 1, "next_token_loss")[0]
+    if type(grads) is not dict:
+        fail(f"next_token_loss: the model's gradients came back as {describe_type(grads)}; expected a dict by name.")
+    if all(grads.get(name) is None for name, _ in model.named_parameters()):
         fail(with_diagnosis("S6", "next_token_loss: no gradient reaches any of the model's parameters."))
     judged = [
         gradients.Judged(
             f"the model's {name}",
-            call.grads[0].get(name),
+            grads.get(name),
             normal(*parameter.shape, seed=600 + number),
             _moved(student, model, tokens, name),
         )

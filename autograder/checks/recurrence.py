@@ -278,7 +278,8 @@ def check_rnn_forward_gradients(student) -> None:
         wrt = dict(enumerate(RNN_INPUTS))
         call = _grad_call(student, "recurrence.rnn_forward", args, list(wrt), cotangents, case)
         run = lambda shifted, case=case: _own_layout(_call_rnn(student, shifted, case).value, case)  # noqa: E731
-        gradients.judge("rnn_forward", _judged(run, args, wrt, call.grads, cotangents, case.seed), case.context(True))
+        grads = gradients.returned(call.grads, len(wrt), "rnn_forward")
+        gradients.judge("rnn_forward", _judged(run, args, wrt, grads, cotangents, case.seed), case.context(True))
 
 
 def _grad_call(student, target: str, args: list, wrt: list, cotangents: list, case: RnnCase | None = None):
@@ -364,7 +365,8 @@ def check_lstm_step_gradients(student) -> None:
         cotangents = [normal(case.batch, case.hidden, seed=case.seed + k) for k in (7, 8)]
         call = _grad_call(student, "recurrence.lstm_step", args, list(LSTM_INPUTS), cotangents)
         run = lambda shifted, case=case: _run_lstm(student, shifted, case)  # noqa: E731
-        gradients.judge("lstm_step", _judged(run, args, LSTM_INPUTS, call.grads, cotangents, case.seed), case.context)
+        grads = gradients.returned(call.grads, len(LSTM_INPUTS), "lstm_step")
+        gradients.judge("lstm_step", _judged(run, args, LSTM_INPUTS, grads, cotangents, case.seed), case.context)
 
 
 def check_lstm_step_writes_the_step(student) -> None:

@@ -33,7 +33,16 @@ from autograder.runtime import training
 from autograder.runtime.forget_gate import open_forget_gate
 from autograder.runtime.language_model import LanguageModel
 from autograder.runtime.seeds import seed_cpu
-from autograder.runtime.training import DataSeeds, kind, listed, not_needed, reaches, report, training_run
+from autograder.runtime.training import (
+    DataSeeds,
+    Stop,  # the stop rule, in the recipe: the student's check stops by it too
+    kind,
+    listed,
+    not_needed,
+    reaches,
+    report,
+    training_run,
+)
 from autograder.student import Raised
 from solutions import classifier, data
 
@@ -110,47 +119,6 @@ def full_length_asked() -> bool:
     """Whether the grader's own environment asks for full-length trainings (the benchmark's way of timing
     them). Read here, in the grader: nothing the student's code does in the worker reaches it."""
     return os.environ.get(FULL_LENGTH, "") not in ("", "0")
-
-
-@dataclass(frozen=True)
-class Stop:
-    """The stop rule: a seed's training stops at the end of the first epoch, among those the recipe allows
-    checking (every `check_every`), at which the grader's own accuracy on its held-out rows reaches
-    `threshold + stop_margin`; otherwise at the recipe's last epoch. With `decides_early` (the recipe's
-    `seeds_decided_early`, on unless false; off for full-length trainings) a seed is trained only while the
-    seeds trained so far leave the verdict undecided (checks/medians.py)."""
-
-    epochs: int  # the recipe's last epoch
-    every: int  # epochs between two checks
-    level: float | None  # the accuracy that stops a training (None: it never stops early)
-    decides_early: bool = False  # seeds the others made needless are not trained
-
-    @classmethod
-    def of(cls, settings: dict[str, Any], full_length: bool = False) -> "Stop":
-        epochs, early = int(settings["epochs"]), not full_length and settings.get("seeds_decided_early", True)
-        if full_length or "stop_margin" not in settings:
-            return cls(epochs, epochs, None, early)
-        level = settings["threshold"] + settings["stop_margin"]
-        return cls(epochs, int(settings.get("check_every", 1)), level, early)
-
-    def measured(self, epoch: int) -> bool:
-        """Whether the grader measures the accuracy after `epoch`: to stop there, or to know which side of
-        the threshold a seed's last epoch ended on (seeds decided early)."""
-        return self.checked(epoch) and (self.level is not None or self.decides_early)
-
-    def checked(self, epoch: int) -> bool:
-        """Whether the accuracy is measured after `epoch` (counted from 1)."""
-        return epoch % self.every == 0 or epoch == self.epochs
-
-    def stops(self, epoch: int, accuracy: float | None) -> bool:
-        """Whether the training ends after `epoch`, where the grader measured `accuracy`."""
-        if epoch >= self.epochs:
-            return True
-        return self.level is not None and accuracy is not None and accuracy >= self.level
-
-    def next_check(self, epoch: int) -> int:
-        """How many epochs to train from `epoch` to the next check."""
-        return min(self.every - epoch % self.every, self.epochs - epoch)
 
 
 def _hit_rate(predictions: Any, labels: torch.Tensor) -> float:

@@ -63,9 +63,11 @@ def section(report: ItemReport | None) -> str:
         low=f"{settings.low_discrimination:g}",
     )
     headings = ["item", "points", "facility", "discrimination"]
-    items = table(headings, [_item_row(item) for item in report.items], "item-statistics-table", numbers=(1, 2, 3))
+    rows = [_item_row(item) for item in report.items]
+    items = table(headings, rows, "item-statistics-table", (1, 2, 3), label="Item statistics per item")
     todo_headings = ["TODO", "mistakes named (share of graded students)", "not done"]
-    todos = table(todo_headings, [_todo_row(todo) for todo in report.todos], "todo-mistakes-table", numbers=(2,))
+    todo_rows = [_todo_row(todo) for todo in report.todos]
+    todos = table(todo_headings, todo_rows, "todo-mistakes-table", (2,), label="Mistakes named per TODO")
     return "\n".join(
         [
             explained,

@@ -38,6 +38,7 @@ td.number, th.number { text-align: right; white-space: nowrap; }
 pre { white-space: pre-wrap; overflow-wrap: anywhere; font-size: .8rem; background: #f5f5f7;
       padding: .4rem; margin: 0; }
 svg.chart { max-width: 100%; height: auto; display: block; }
+#misconception-table, #integrity-table { min-width: 48rem; }  /* on a phone: scrolled sideways, not squeezed */
 figure { margin: .8rem 0; } figcaption { font-size: .85rem; color: #555; }
 .muted { color: #666; } .key { font-size: 1.05rem; }
 nav ol { columns: 2; }
@@ -84,7 +85,7 @@ def totals(report: ClassReport) -> str:
     if ungraded:
         rows = [[escape(one.name), escape(one.error)] for one in ungraded]
         lines += ["<p>Without a grade, and why (details under “Students to look at”):</p>"]
-        lines.append(_table(["student", "why"], rows))
+        lines.append(_table(["student", "why"], rows, label="Students without a grade"))
     return "\n".join([*lines, *policies(report)])
 
 
@@ -99,7 +100,7 @@ def policies(report: ClassReport) -> list[str]:
         )
         rows = [_late_row(one) for one in late]
         headings = ["student", "days late", "raw total", "penalty", "total", "what was applied and why"]
-        parts.append(_table(headings, rows, "late-table", numbers=(1, 2, 3, 4)) if rows else "")
+        parts.append(_table(headings, rows, "late-table", (1, 2, 3, 4), label="Late work") if rows else "")
     if report.credit:
         kept = ", ".join(f"{escape(mistake)} keeps {percent(fraction)}" for mistake, fraction in report.credit.items())
         count = sum(share.credited for share in report.items)
@@ -141,7 +142,7 @@ def misconceptions(report: ClassReport) -> str:
     )
     rows = [_misconception_row(mistake, len(report.graded)) for mistake in report.misconceptions]
     headings = ["id", "function", "students", "the mistake", "reread", "example feedback"]
-    return intro + _table(headings, rows, "misconception-table", numbers=(2,))
+    return intro + _table(headings, rows, "misconception-table", (2,), label="Misconceptions")
 
 
 def _share_rows(shares: list[Share], credit: bool = False) -> list[list[str]]:
@@ -160,15 +161,25 @@ def full_marks(report: ClassReport) -> str:
     counts = [f"{share.full}/{share.graded}" for share in report.todos]
     chart = charts.full_marks_bars(labels, [share.fraction for share in report.todos], counts)
     credit = bool(report.credit)
-    headings = ["", "points", "full marks", "share", *(["credited"] if credit else [])]
+    headings = ["points", "full marks", "share", *(["credited"] if credit else [])]
     columns = (1, 2, 3, 4) if credit else (1, 2, 3)
+    todos = _table(
+        ["TODO", *headings], _share_rows(report.todos, credit), "todo-table", columns, label="Full marks per TODO"
+    )
+    items = _table(
+        ["item", *headings],
+        _share_rows(report.items, credit),
+        "item-table",
+        columns,
+        label="Full marks per rubric item",
+    )
     return "\n".join(
         [
             _figure(chart, "Graded students with full marks on every item of a TODO, worst first."),
             "<h3>Per TODO, worst first</h3>",
-            _table(["TODO", *headings[1:]], _share_rows(report.todos, credit), "todo-table", numbers=columns),
+            todos,
             "<h3>Per rubric item, worst first</h3>",
-            _table(["item", *headings[1:]], _share_rows(report.items, credit), "item-table", numbers=columns),
+            items,
         ]
     )
 
@@ -199,7 +210,7 @@ def look_at(report: ClassReport) -> str:
     for heading, entries in report.look_at.items():
         parts.append(f"<h3>{escape(heading)} ({len(entries)})</h3>")
         rows = [[escape(entry.student), escape(entry.reason)] for entry in entries]
-        parts.append(_table(["student", "what"], rows) if rows else "<p class='muted'>None.</p>")
+        parts.append(_table(["student", "what"], rows, label=heading) if rows else "<p class='muted'>None.</p>")
     return "\n".join(parts)
 
 
@@ -234,7 +245,11 @@ def integrity(report: ClassReport) -> str:
         return INTEGRITY + "<p class='muted'>No note for any student.</p>"
     count = f"<p>{len(report.noted)} of {len(report.students)} students have notes.</p>"
     rows = [row for one in report.noted for row in _integrity_rows(one)]
-    return INTEGRITY + count + _table(["student", "what", "where", "the line"], rows, "integrity-table")
+    return (
+        INTEGRITY
+        + count
+        + _table(["student", "what", "where", "the line"], rows, "integrity-table", label="Notes on the code")
+    )
 
 
 def _counted(counter: Counter, recorded: int) -> str:
@@ -270,7 +285,9 @@ def health(report: ClassReport) -> str:
             f"({len(ordered)} gradings). Slowest: {slowest}.</p>"
         )
     rows = [[escape(key), _versions(counter)] for key, counter in state.versions.items()]
-    parts.append(_table(["recorded", "values (gradings)"], rows, "version-table") if rows else "")
+    parts.append(
+        _table(["recorded", "values (gradings)"], rows, "version-table", label="Versions recorded") if rows else ""
+    )
     parts.append("<h3>Isolation</h3>")
     parts += isolation(state.isolation)
     return "\n".join(parts)

@@ -22,6 +22,7 @@ import pytest
 from autograder import __version__, integrity, sandbox
 from autograder.checks import memo
 from autograder.fingerprint import fingerprint
+from autograder.grading import rubric_record
 from autograder.grading.plugin import GradingPlugin, Outcome
 from autograder.grading.results import Credited, Failure, GradingResult, ItemResult
 from autograder.grading.submission import (
@@ -226,6 +227,7 @@ def grade(submission: Path | Submission, rubric: Rubric, require_isolation: bool
     items = [_item_result(item, outcomes.get(item.name), rubric.credit) for item in rubric.items]
     environment = {**run_environment(isolation, require_isolation), "torch_version": version("torch")}
     environment["fingerprint"] = fingerprint(rubric.text).as_dict()  # what made this grade: grade-all's key too
+    environment[rubric_record.KEY] = rubric_record.record(rubric)  # what the gradebook and the report grade by
     notice = opted_out(isolation) if require_isolation is False else ""
     seconds = round(time.monotonic() - started, 2)
     return GradingResult(
@@ -328,4 +330,5 @@ def failed_grading(
     items = [_item_result(item, outcome) for item in rubric.items]
     recorded = environment or {"grader_version": __version__}
     recorded.setdefault("fingerprint", fingerprint(rubric.text).as_dict())
+    recorded.setdefault(rubric_record.KEY, rubric_record.record(rubric))
     return GradingResult(items, round(seconds, 2), recorded, [], error)

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 import pytest
 
 from autograder.checks.findings import Findings, recording
+from autograder.grading import ceiling
 from autograder.grading.results import Failure
 from autograder.rubric import Item, Rubric
 
@@ -103,6 +104,13 @@ def _description(test: pytest.Item, graded: Item) -> str:
     return doc.splitlines()[0] if doc else ""
 
 
+OUT_OF_MEMORY = (
+    "Checking your answer needed more memory than the grader allows itself ([limits] grader_memory_mb): is it far "
+    "larger than the task asks for, or a view whose shape is far larger than the values it holds? This item fails; "
+    "the others are graded as usual."
+)
+
+
 def feedback_for(excinfo: pytest.ExceptionInfo | None) -> str:
     """The student-facing text of a failed item."""
     if excinfo is None:
@@ -112,6 +120,8 @@ def feedback_for(excinfo: pytest.ExceptionInfo | None) -> str:
     error = excinfo.value
     if isinstance(error, (AssertionError, StudentError)):
         return str(error)
+    if ceiling.out_of_memory(error):
+        return OUT_OF_MEMORY
     return f"The grader could not check this item ({type(error).__name__}: {error}). Please tell your instructor."
 
 
@@ -124,6 +134,8 @@ def failure_kind(excinfo: pytest.ExceptionInfo | None) -> Failure | None:
     error = excinfo.value
     if isinstance(error, Died):
         return Failure(error.kind)  # the worker's death: timeout, crash, exit or out of memory
+    if ceiling.out_of_memory(error):
+        return Failure.OUT_OF_MEMORY  # checking this answer met the grader's own ceiling: this item only
     named = {
         NotDone: Failure.NOT_DONE,
         ImportFailed: Failure.IMPORT_FAILED,

@@ -1,7 +1,8 @@
 """`autograde gradescope OUT.zip`: the autograder bundle to upload to Gradescope.
 
 The zip holds, at its root, `setup.sh` (Python 3.11+, CPU torch 2.13.0, then this grader
-installed, not editable, from the source copy in `grader/`) and `run_autograder` (grades
+installed, not editable, from the source copy in `grader/`, its rubric.toml the one
+`--rubric` names when given) and `run_autograder` (grades
 /autograder/submission into /autograder/results/results.json through
 `autograder.gradescope_run`, with the installed grader). The source copy is the grader's
 packages (the grader, the reference it grades against, the stubs) as this grader has them, and a
@@ -16,7 +17,7 @@ from pathlib import Path
 
 from packaging.requirements import Requirement
 
-from autograder.locations import ROOT, TEMPLATES
+from autograder.locations import PACKAGE, ROOT, RUBRIC, TEMPLATES
 
 SOURCE_PACKAGES = ("autograder", "solutions", "exercises")
 SKIPPED_PARTS = {"__pycache__", ".pytest_cache", ".ruff_cache"}
@@ -76,13 +77,18 @@ def _add(bundle: zipfile.ZipFile, name: str, data: bytes, mode: int) -> None:
     bundle.writestr(info, data)
 
 
-def build(out: Path, root: Path = ROOT) -> list[str]:
-    """Write the bundle; return the names it holds."""
+def build(out: Path, root: Path = ROOT, rubric_text: str | None = None) -> list[str]:
+    """Write the bundle; return the names it holds. `rubric_text`: the rubric it grades by (a section's), shipped
+    as the grader's own rubric.toml, which Gradescope's grading reads; None ships the grader's own."""
     out.parent.mkdir(parents=True, exist_ok=True)
+    shipped = RUBRIC.relative_to(PACKAGE.parent)
     with zipfile.ZipFile(out, "w") as bundle:
         _add(bundle, "setup.sh", (TEMPLATES / "gradescope-setup.sh").read_bytes(), EXECUTABLE)
         _add(bundle, "run_autograder", (TEMPLATES / "gradescope-run_autograder").read_bytes(), EXECUTABLE)
         _add(bundle, "grader/pyproject.toml", pyproject().encode(), REGULAR)
         for relative in source_files(root):
-            _add(bundle, f"grader/{relative.as_posix()}", (root / relative).read_bytes(), REGULAR)
+            data = (root / relative).read_bytes()
+            if relative == shipped and rubric_text is not None:
+                data = rubric_text.encode("utf-8")
+            _add(bundle, f"grader/{relative.as_posix()}", data, REGULAR)
         return bundle.namelist()

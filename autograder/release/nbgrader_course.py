@@ -17,6 +17,7 @@ import ast
 import importlib
 import pkgutil
 import textwrap
+from collections.abc import Callable
 from pathlib import Path
 from typing import NamedTuple
 
@@ -24,7 +25,7 @@ import nbformat
 from nbformat.notebooknode import NotebookNode
 
 from autograder import TITLE, checks, rubric, stubs
-from autograder.locations import SOLUTIONS
+from autograder.locations import RUBRIC, SOLUTIONS
 
 ASSIGNMENT = "week07"
 COURSE_ID = "week07-recurrent-networks"
@@ -217,18 +218,38 @@ def _introduction(todo: stubs.Todo, docstring: str, items: list[rubric.Item]) ->
     )
 
 
-def _test_cell(item: rubric.Item) -> NotebookNode:
+def _test_cell(item: rubric.Item, grading: rubric.Rubric) -> NotebookNode:
+    given = ", _rubric" if _by_section(item, grading) else ""
     source = (
         f"# Hidden test · {item.name} ({item.points:g} points)\n"
         "### BEGIN HIDDEN TESTS\n"
         f"from autograder.checks import {check_module(item)} as _checks\n"
         "from autograder.notebook_feedback import feedback as _feedback\n"
-        "from autograder.student import InProcess as _InProcess\n\n"
+        "from autograder.student import InProcess as _InProcess\n"
+        f"{_section_rubric(item, grading)}\n"
         f'with _feedback("{item.name}"):\n'
-        f"    _checks.check_{item.function}_{item.aspect}(_InProcess(globals()))\n"
+        f"    _checks.check_{item.function}_{item.aspect}(_InProcess(globals()){given})\n"
         "### END HIDDEN TESTS"
     )
     return _cell("code", source, grade_cell_id(item), grade=True, points=item.points)
+
+
+def _by_section(item: rubric.Item, grading: rubric.Rubric) -> bool:
+    """Whether the item's check needs `grading` handed to it: a threshold item, by another rubric than the grader's
+    own (which the check reads by itself when nbgrader runs it)."""
+    return grading.path != RUBRIC and grading.recipe(item.function, item.aspect) is not None
+
+
+def _section_rubric(item: rubric.Item, grading: rubric.Rubric) -> str:
+    """The lines that give a threshold item's check a section's rubric: its whole text, inside the hidden tests
+    (nbgrader strips them from what students get and see)."""
+    if not _by_section(item, grading):
+        return ""
+    return (
+        "from pathlib import Path as _Path\n"
+        "from autograder.rubric import loads as _loads\n"
+        f"_rubric = _loads({grading.text!r}, _Path({grading.path.name!r}))\n"
+    )
 
 
 def grade_cell_id(item: rubric.Item) -> str:
@@ -284,7 +305,7 @@ def build_notebook(module: str, grading: rubric.Rubric) -> NotebookNode:
         cells.append(
             _cell("code", f"# A quick check (not graded)\n{SMOKE_TESTS[todo.function].rstrip()}", f"smoke_{key}")
         )
-        cells.extend(_test_cell(item) for item in items)
+        cells.extend(_test_cell(item, grading) for item in items)
     notebook = nbformat.v4.new_notebook(cells=cells, metadata=KERNEL)
     nbformat.validate(notebook)
     return notebook
@@ -324,15 +345,23 @@ c.GenerateFeedback.preprocessors = [GetGrades, ClearHiddenTests, CSSHTMLHeaderPr
 '''
 
 
-def build_course(course: Path, assignment: str = ASSIGNMENT) -> list[Path]:
-    """Write nbgrader_config.py and source/<assignment>/*.ipynb; return the files written."""
-    grading = rubric.load()
+def build_course(
+    course: Path,
+    assignment: str = ASSIGNMENT,
+    grading: rubric.Rubric | None = None,
+    progress: Callable[[int, int, str], None] = lambda *_: None,
+) -> list[Path]:
+    """Write nbgrader_config.py and source/<assignment>/*.ipynb (their points and thresholds from `grading`, the
+    grader's own rubric when None); return the files written. `progress(done, total, module)` after each notebook."""
+    grading = grading or rubric.load()
     folder = course / "source" / assignment
     folder.mkdir(parents=True, exist_ok=True)
     written = [course / "nbgrader_config.py"]
     written[0].write_text(config_text(grading), encoding="utf-8")
-    for module in MODULES:
+    progress(0, len(MODULES), "")
+    for done, module in enumerate(MODULES, 1):
         target = folder / f"{module}.ipynb"
         nbformat.write(build_notebook(module, grading), target)
         written.append(target)
+        progress(done, len(MODULES), module)
     return written

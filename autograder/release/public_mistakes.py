@@ -20,7 +20,10 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
@@ -34,12 +37,15 @@ from autograder.locations import PUBLIC_TESTS, SOLUTIONS
 from autograder.release.public_tests import todo_map
 
 OPTION = "--record-mistakes"
+PROGRESS = "--record-progress"  # the child appends a line per test to this file: the release's progress
 TIMEOUT = 600
+POLL = 0.5  # seconds between two looks at the child's progress
 
 
 # -- inside the child process: the plugin -----------------------------------------------------------
 def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addoption(OPTION, dest="record_mistakes", help="write what each variant's calls gave to this JSON file")
+    parser.addoption(PROGRESS, dest="record_progress", help="append 'total N', then a line per test run, to this file")
 
 
 _records = pytest.StashKey[dict[str, Any]]()
@@ -128,6 +134,21 @@ def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> Iterator[None]:
         config.stash[_records][conftest.test_id(pyfuncitem)] = record
         conftest.seed()  # the test itself runs next, from the seed its fixture gave it
     return (yield)
+
+
+def _progress(config: pytest.Config, line: str) -> None:
+    path = config.getoption("record_progress")
+    if path:
+        with open(path, "a", encoding="utf-8") as written:
+            written.write(line + "\n")
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    _progress(session.config, f"total {len(session.items)}")
+
+
+def pytest_runtest_teardown(item: pytest.Item) -> None:
+    _progress(item.config, f"done {item.nodeid}")
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:
@@ -259,6 +280,20 @@ def _environment(workdir: Path) -> dict[str, str]:
     return env
 
 
+Step = Callable[[int, int, str], None]  # (tests done, tests in all, the test just run)
+_reporting: ContextVar[Step | None] = ContextVar("reporting", default=None)
+
+
+@contextmanager
+def reporting(step: Step) -> Iterator[None]:
+    """Within: a recording of the public tests reports each test it ran to `step` (the release's progress)."""
+    token = _reporting.set(step)
+    try:
+        yield
+    finally:
+        _reporting.reset(token)
+
+
 def record(tests: Path = PUBLIC_TESTS) -> dict[str, Any]:
     """Run the public tests over the reference with the recorder; every test's records."""
     with tempfile.TemporaryDirectory(prefix="autograde-mistakes-") as folder:
@@ -267,15 +302,51 @@ def record(tests: Path = PUBLIC_TESTS) -> dict[str, Any]:
         for path in SOLUTIONS.glob("*.py"):
             shutil.copyfile(path, workdir / "exercises" / path.name)
         (workdir / "pytest.ini").write_text("[pytest]\n", encoding="utf-8")
-        out = workdir / "records.json"
+        out, lines = workdir / "records.json", workdir / "progress.txt"
         command = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", __name__]
-        command += [f"{OPTION}={out}", "exercises/tests"]
-        done = subprocess.run(
-            command, cwd=workdir, env=_environment(workdir), capture_output=True, text=True, timeout=TIMEOUT
-        )
-        if done.returncode != 0 or not out.exists():
-            raise RuntimeError(f"recording the public tests failed (exit {done.returncode}):\n{done.stdout[-3000:]}")
+        command += [f"{OPTION}={out}", f"{PROGRESS}={lines}", "exercises/tests"]
+        code, output = _run_child(command, workdir, lines)
+        if code != 0 or not out.exists():
+            raise RuntimeError(f"recording the public tests failed (exit {code}):\n{output[-3000:]}")
         return json.loads(out.read_text(encoding="utf-8"))
+
+
+def _run_child(command: list[str], workdir: Path, lines: Path) -> tuple[int, str]:
+    """Run the recording child within TIMEOUT, passing on its progress; its exit status and output."""
+    step = _reporting.get() or (lambda *_: None)
+    with tempfile.TemporaryFile("w+", encoding="utf-8") as output:
+        child = subprocess.Popen(
+            command, cwd=workdir, env=_environment(workdir), stdout=output, stderr=subprocess.STDOUT
+        )
+        deadline, seen = time.monotonic() + TIMEOUT, -1
+        try:
+            while child.poll() is None:
+                seen = _report(lines, seen, step)
+                if time.monotonic() > deadline:
+                    raise subprocess.TimeoutExpired(command, TIMEOUT)
+                time.sleep(POLL)
+        finally:  # a timeout or an interruption: no recording child left running
+            if child.poll() is None:
+                child.kill()
+                child.wait()
+        _report(lines, seen, step)
+        output.seek(0)
+        return child.returncode, output.read()
+
+
+def _report(lines: Path, seen: int, step: Step) -> int:
+    """Pass on the tests the child finished since `seen` (how many were passed on; -1 before its count of tests
+    was); returns the new `seen`."""
+    written = lines.read_text(encoding="utf-8").splitlines() if lines.exists() else []
+    total = next((int(line.split()[1]) for line in written if line.startswith("total ")), 0)
+    if not total:
+        return seen
+    if seen < 0:
+        step(0, total, "")
+    done = [line.removeprefix("done ") for line in written if line.startswith("done ")]
+    for count in range(max(seen, 0), len(done)):
+        step(count + 1, total, done[count].split("/")[-1])
+    return len(done)
 
 
 @functools.cache

@@ -9,13 +9,16 @@ in: the reference, the grader's checks and hidden tests, the variants' code, the
 
 import functools
 import json
+import re
 import shutil
+import tomllib
 from collections.abc import Callable
 from functools import partial
 from pathlib import Path
 
 from autograder import stubs
-from autograder.locations import PUBLIC_TESTS, RUNTIME, SOLUTIONS, TEMPLATES
+from autograder.checks import medians
+from autograder.locations import LOCK, PUBLIC_TESTS, RUNTIME, SOLUTIONS, TEMPLATES
 from autograder.release import classroom, readme
 from autograder.release.public_tests import todo_map
 from autograder.rubric import Rubric, load
@@ -24,6 +27,19 @@ WORKFLOW = ".github/workflows/public-tests.yml"
 SCRIPTS = ".github/scripts"
 MISTAKES = "exercises/tests/mistakes.json"  # the known mistakes' values on the public tests' inputs
 CHECK_TRAINING = "exercises/check_training"  # python -m exercises.check_training
+STUDENT_LOCK = "requirements.lock"  # the workflow's environment, with hashes: its cache is keyed on this file
+PYPROJECT = TEMPLATES / "student-pyproject.toml"
+LOCK_HEADER = """\
+# The public tests' environment, locked with hashes: what .github/workflows/public-tests.yml installs into
+# .venv when its cache holds none for this file (a push whose cache is warm installs nothing):
+#
+#    python -m pip install --require-hashes --no-deps -r requirements.lock
+#
+# For CPython 3.11 on Linux x86_64; torch is the CPU build (2.13.0+cpu), so nothing here can pull a CUDA build.
+# Written by `autograde release` from the grader's own lock (autograder/requirements.lock): the same
+# versions and hashes, the packages that pyproject.toml's dependencies need. Do not edit it by hand.
+#
+"""
 
 
 class ReleaseError(Exception):
@@ -56,7 +72,9 @@ def _json(value: object) -> bytes:
 
 
 def training_check(rubric: Rubric) -> dict[str, Callable[[], bytes]]:
-    """The grader's recipe (its own files but TODO 6's answer), its settings and the command that runs it."""
+    """The grader's recipe (its own files but TODO 6's answer, with its stop rule), its settings, the rule of
+    seeds decided early (`medians.py`), torch._dynamo's stand-in (`dynamo.py`), all the grader's own, and the
+    command that runs it."""
     items = {recipe.name: recipe.settings for recipe in rubric.recipes}
     doc = '"""The grader\'s training recipe, run over your code: python -m exercises.check_training."""\n'
     return {
@@ -65,6 +83,8 @@ def training_check(rubric: Rubric) -> dict[str, Callable[[], bytes]]:
         f"{CHECK_TRAINING}/recipe.py": (RUNTIME / "training.py").read_bytes,
         f"{CHECK_TRAINING}/language_model.py": (RUNTIME / "language_model.py").read_bytes,
         f"{CHECK_TRAINING}/seeds.py": (RUNTIME / "seeds.py").read_bytes,
+        f"{CHECK_TRAINING}/medians.py": Path(medians.__file__).read_bytes,
+        f"{CHECK_TRAINING}/dynamo.py": (RUNTIME / "dynamo.py").read_bytes,
         f"{CHECK_TRAINING}/forget_gate.py": (TEMPLATES / "check_training_forget_gate.py").read_bytes,
         f"{CHECK_TRAINING}/settings.json": lambda: _json({"data_seeds": vars(student_seeds()), "items": items}),
     }
@@ -88,12 +108,49 @@ def makers(todos: list[stubs.Todo], rubric: Rubric, classroom_workflow: bool = F
     out[MISTAKES] = _mistakes
     out.update(training_check(rubric))
     out["README.md"] = lambda: readme.readme(todos, rubric).encode("utf-8")
-    out["pyproject.toml"] = (TEMPLATES / "student-pyproject.toml").read_bytes
+    out["pyproject.toml"] = PYPROJECT.read_bytes
+    out[STUDENT_LOCK] = student_lock
     out[".gitignore"] = (TEMPLATES / "student-gitignore").read_bytes
     out[WORKFLOW] = lambda: classroom.workflow(classroom_workflow).encode("utf-8")
     out[f"{SCRIPTS}/summarize.py"] = (TEMPLATES / "summarize.py").read_bytes
     out[f"{SCRIPTS}/todos.json"] = lambda: _json(mapping(todos))
     return out
+
+
+def student_lock() -> bytes:
+    """The grader's lock cut down to what the student's pyproject.toml needs: its dependencies and every package
+    they pull in (by the lock's own `# via` lines), each with the grader's version and hashes."""
+    blocks = _lock_blocks(LOCK.read_text(encoding="utf-8"))
+    roots = {_name(spec) for spec in tomllib.loads(PYPROJECT.read_text(encoding="utf-8"))["project"]["dependencies"]}
+    if roots - blocks.keys():
+        raise ReleaseError(f"the grader's lock has no {sorted(roots - blocks.keys())}: update it (docs/maintaining.md)")
+    wanted = set(roots)
+    while grown := {name for name, (_, via) in blocks.items() if via & wanted and name not in wanted}:
+        wanted |= grown
+    return (LOCK_HEADER + "".join(text for name, (text, _) in sorted(blocks.items()) if name in wanted)).encode()
+
+
+def _name(requirement: str) -> str:
+    """A requirement's normalised project name ('scikit-learn>=1.3' -> 'scikit-learn')."""
+    return re.split(r"[\s=<>!~\[;]", requirement, maxsplit=1)[0].lower().replace("_", "-")
+
+
+def _lock_blocks(text: str) -> dict[str, tuple[str, set[str]]]:
+    """Each package of a pip-compile lock: its lines (pin, hashes, `# via`) and the packages that pull it in."""
+    blocks: dict[str, tuple[str, set[str]]] = {}
+    current = None
+    for line in text.splitlines(keepends=True):
+        if line[:1].isalnum():
+            current = _name(line)
+            blocks[current] = (line, set())
+        elif current and line.startswith("    "):
+            lines, via = blocks[current]
+            named = line.strip().removeprefix("#").strip().removeprefix("via").strip()
+            via |= {_name(named)} if line.strip().startswith("#") and named else set()
+            blocks[current] = (lines + line, via)
+        else:
+            current = None  # a comment between packages, a blank line: not part of any
+    return blocks
 
 
 def student_seeds() -> object:

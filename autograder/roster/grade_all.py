@@ -75,6 +75,36 @@ def students(submissions: Path) -> list[Path]:
     return sorted(path for path in submissions.iterdir() if path.is_dir() and not path.name.startswith("."))
 
 
+def is_fork(folder: Path) -> bool:
+    """A student's submission: a folder holding exercises/ (a roster is a folder of them)."""
+    return (folder / "exercises").is_dir()
+
+
+def not_a_roster(submissions: Path) -> str:
+    """Why grade-all refuses `submissions` ('' when it is a roster): it is one fork, or it holds no folder."""
+    shown = escaped(f"{submissions}/")
+    if is_fork(submissions):
+        return (
+            f"{shown} is one fork (it holds exercises/): grade it with `autograde grade {shown}`, "
+            "or give the folder that holds the forks"
+        )
+    if not students(submissions):
+        return f"{shown} holds no folder to grade (a roster is a folder with one fork per student)"
+    return ""
+
+
+def not_a_fork(submission: Path) -> str:
+    """Why grade refuses `submission` ('' when it grades it): it is a roster, folders holding exercises/ and
+    none of its own."""
+    if not submission.is_dir() or (submission / "exercises").exists():
+        return ""
+    forks = sum(is_fork(folder) for folder in students(submission))
+    if not forks:
+        return ""  # no exercises/ anywhere: the grading says so, in results.json
+    shown, held = escaped(f"{submission}/"), "1 folder" if forks == 1 else f"{forks} folders"
+    return f"{shown} is a roster ({held} with exercises/): grade it with `autograde grade-all {shown} --out results/`"
+
+
 def grading_key(submission: Path, rubric: Rubric, only: list[str] | None = None, settings: str = "") -> str:
     """What a grading depends on: the grader's fingerprint (its files, the versions it runs with, the rubric),
     --only, the grading's settings and the student's modules. A changed check changes every student's key."""
@@ -210,7 +240,7 @@ def _record(
         if status == 0:
             write_key(out, grading_key(submission, rubric, only, settings))
             return SubmissionOutcome(name, Status.GRADED, seconds)
-        return SubmissionOutcome(name, Status.NOT_GRADED, seconds, _log_line(out))
+        return SubmissionOutcome(name, Status.NOT_GRADED, seconds, _not_graded(out))
     if status not in (0, 2) or not (out / "results.json").exists():
         write_failure(out, rubric, only, f"{fault}; see grader.log", seconds)
     log = _log_tail(out)
@@ -221,10 +251,14 @@ def _log_tail(out: Path) -> str:
     return (out / "grader.log").read_text(errors="replace")[-2000:] if (out / "grader.log").exists() else ""
 
 
-def _log_line(out: Path) -> str:
-    """Why a submission had nothing to grade: the reason grade printed (`autograde: ...`)."""
-    lines = [line for line in _log_tail(out).splitlines() if line.startswith("autograde: ")]
-    return lines[-1].removeprefix("autograde: ") if lines else ""
+def _not_graded(out: Path) -> str:
+    """Why a submission had nothing to grade, as its results.json records it (the first line of the reason grade
+    printed at the top of its log, above the table)."""
+    try:
+        extra = json.loads((out / "results.json").read_text(encoding="utf-8"))["extra_data"]
+        return (str(extra["grading_error"]).splitlines() or [""])[0]
+    except (OSError, ValueError, TypeError, KeyError):
+        return ""
 
 
 def write_failure(out: Path, rubric: Rubric, only: list[str] | None, reason: str, seconds: float = 0.0) -> None:

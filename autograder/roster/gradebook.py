@@ -25,6 +25,7 @@ from pathlib import Path
 from autograder import TITLE
 from autograder.fingerprint import SHORT, recorded
 from autograder.grading.results import NOT_THE_STUDENTS
+from autograder.roster.shards import no_folder, without_folder
 from autograder.rubric import Late, Rubric, days, late_policy, percent
 from autograder.text import cell, code, number, spreadsheet
 
@@ -56,6 +57,16 @@ class Entry:
 def _text(folder: Path, name: str) -> str:
     path = folder / name
     return path.read_text(encoding="utf-8", errors="replace").strip() if path.is_file() else ""
+
+
+def student_of(folder: Path) -> str:
+    """Whom a folder of gradings grades: the student it records (the roster workflow's owner/name), else its name."""
+    return _text(folder, "student") or folder.name
+
+
+def students(results: Path) -> dict[str, str]:
+    """Each student folder of `results` by its name, with whom it grades (what a roster file's line names)."""
+    return {folder.name: student_of(folder) for folder in sorted(results.iterdir()) if folder.is_dir()}
 
 
 def _grading_problem(document: object, rubric: Rubric) -> str:
@@ -105,7 +116,7 @@ def read_entry(folder: Path, rubric: Rubric) -> Entry:
 def read_grading(folder: Path, rubric: Rubric) -> Entry:
     """One grading as the grader scored it, from its folder."""
     record = (_text(folder, name) for name in ("commit", "commit-time", "deadline", "graded-at"))
-    entry = Entry(_text(folder, "student") or folder.name, *record, max_score=rubric.total, folder=folder)
+    entry = Entry(student_of(folder), *record, max_score=rubric.total, folder=folder)
     if _text(folder, "error"):
         entry.error = _text(folder, "error").splitlines()[0]
         return entry
@@ -176,12 +187,8 @@ def better(latest: Entry, on_time: Entry) -> Entry:
 def collect(results: Path, rubric: Rubric, roster: list[str] | None = None) -> list[Entry]:
     """Every student folder's entry, plus an error entry for each roster name without a folder."""
     entries = [read_entry(folder, rubric) for folder in sorted(results.iterdir()) if folder.is_dir()]
-    seen = {entry.student for entry in entries}
-    entries += [
-        Entry(name, max_score=rubric.total, error="no results: the grading job uploaded nothing")
-        for name in roster or []
-        if name not in seen
-    ]
+    missing = without_folder(roster or [], students(results))
+    entries += [Entry(name, max_score=rubric.total, error=no_folder(name)) for name in missing]
     return sorted(entries, key=lambda entry: entry.student.lower())
 
 

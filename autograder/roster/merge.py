@@ -6,7 +6,8 @@ copies each student's newest grading into RESULTS_DIR: the one with the latest `
 the roster workflow; a grading without it counts as the oldest), the later source on a tie. A newer
 grading wins even when it failed: it is what the last run saw, and the gradebook says why. Every student
 whose grading gives no grade (cut short by its shard's time, a grader error) is named, with the reason. When
-the gradings kept were made by different graders (their fingerprints differ), `mixed` says so.
+the gradings kept were made by different graders (their fingerprints differ), `mixed` says so; when they were
+graded by different rubrics (results.json's extra_data.rubric), nothing is merged: no gradebook could read them.
 """
 
 import json
@@ -16,10 +17,11 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from autograder.fingerprint import recorded
+from autograder.grading import rubric_record
 from autograder.roster import gradebook
+from autograder.rubric import RubricError
 
 OLDEST = datetime.min.replace(tzinfo=UTC)
-NOTHING_UPLOADED = "no results: the grading job uploaded nothing (its shard failed or was cancelled)"
 
 
 class MergeError(ValueError):
@@ -73,6 +75,15 @@ def newest(sources: list[Path]) -> list[Pick]:
     return picks
 
 
+def students(sources: list[Path]) -> dict[str, str]:
+    """Each student folder of the sources by its name, with whom it grades (as the later source records it)."""
+    found: dict[str, str] = {}
+    for source in sources:
+        if source.is_dir():
+            found.update(gradebook.students(source))
+    return found
+
+
 def merge(sources: list[Path], out: Path) -> list[Pick]:
     """Copy each student's newest grading from `sources` into `out`, which must be new or empty."""
     for source in sources:
@@ -82,11 +93,22 @@ def merge(sources: list[Path], out: Path) -> list[Pick]:
             raise MergeError(f"{out} is one of the sources: merge into a new folder")
     if out.exists() and any(out.iterdir()):
         raise MergeError(f"{out} is not empty: merge into a new folder (nothing is overwritten)")
-    out.mkdir(parents=True, exist_ok=True)
     picks = newest(sources)
+    one_rubric(picks)
+    out.mkdir(parents=True, exist_ok=True)
     for pick in picks:
         shutil.copytree(pick.source, out / pick.student)
     return picks
+
+
+def one_rubric(picks: list[Pick]) -> None:
+    """Refuse (MergeError) gradings kept that were graded by different rubrics: no gradebook could read them by one."""
+    try:
+        rubric_record.agreed(
+            rubric_record.texts(path for pick in picks for path in rubric_record.of_student(pick.source))
+        )
+    except RubricError as error:
+        raise MergeError(f"nothing merged: {error}") from None
 
 
 def _stamp(results: Path) -> str | None:

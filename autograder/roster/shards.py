@@ -10,7 +10,12 @@ own deadline, which replaces the run's for them (an extension):
     org/alice-week07
     org/bob-week07  2026-12-06T23:59:00+01:00
 
-Blank lines and `#` comments are skipped. A shard is one matrix job: it sets up once and grades its
+Blank lines and `#` comments are skipped. The commands that read a roster's gradings (`autograde gradebook`,
+`report` and `merge --roster`) also take a local roster's students by their folder names (`alice`, as
+`grade-all` names a student after their fork's folder), and refuse a line that names no folder where a
+folder no line names is close to it (`names`, `check_names`): a typo, never a student counted twice.
+
+A shard is one matrix job: it sets up once and grades its
 students with `autograde grade-all`. GitHub runs at most 256 jobs from one matrix, so a roster
 longer than 256 shards' worth gets larger shards. `--students` and `--shards` re-run a part of the
 roster: the shards keep their numbers and hold only the students asked for. Standard library
@@ -18,6 +23,7 @@ only: the workflow's first job runs it without installing anything.
 """
 
 import argparse
+import difflib
 import json
 import math
 import re
@@ -26,8 +32,13 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
+from autograder.text import escaped
+
 REPOSITORY = re.compile(r"^[A-Za-z0-9][A-Za-z0-9-]{0,38}/[A-Za-z0-9._-]{1,100}$")
 URL = re.compile(r"^(?:https://github\.com/|git@github\.com:)(.+?)(?:\.git)?/?$")
+FOLDER = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9._-]{0,99}$")  # a local roster's student: their fork's folder
+NOTHING_UPLOADED = "no results: the grading job uploaded nothing (its shard failed or was cancelled)"
+NOT_GRADED = "no results: no folder of gradings has this name (not graded)"
 MAX_SHARDS = 256  # GitHub's limit on the jobs of one matrix
 # Students per shard by default: several per core of a GitHub-hosted runner (2 or 4 cores), so
 # one set-up (about a minute: Python, CPU torch, the grader) serves minutes of grading.
@@ -40,7 +51,7 @@ class RosterError(ValueError):
 
 @dataclass(frozen=True)
 class Student:
-    repository: str  # owner/name
+    repository: str  # owner/name; in a local roster, the student's folder name
     deadline: str | None = None  # the roster line's own deadline, normalised; None: the run's
 
     @property
@@ -68,6 +79,20 @@ def repository(text: str) -> str:
     return name
 
 
+def roster_name(text: str, folders: bool) -> str:
+    """`owner/name` from a repository or its URL; with `folders`, also a local roster's folder name (`alice`)."""
+    if "/" in text:
+        return repository(text)
+    if not FOLDER.match(text):
+        raise RosterError(f"{text!r} is not a repository (owner/name)" + " or a folder's name" * folders)
+    if not folders:
+        raise RosterError(
+            f"{text!r} is a folder's name, not a repository (owner/name): the roster workflow and its feedback "
+            "issues need GitHub repositories (a local roster's folder names are for gradebook, report and merge)"
+        )
+    return text
+
+
 def deadline(text: str) -> str:
     """An ISO 8601 timestamp, normalised with its offset (UTC when none is given)."""
     try:
@@ -79,42 +104,117 @@ def deadline(text: str) -> str:
     return moment.isoformat()
 
 
-def _line(raw: str) -> Student | None:
+def _line(raw: str, folders: bool) -> Student | None:
     words = raw.split("#", 1)[0].split()
     if not words:
         return None
     if len(words) > 2:
         raise RosterError(f"{raw.strip()!r} has {len(words)} fields: give a repository and, optionally, a deadline")
-    return Student(repository(words[0]), deadline(words[1]) if len(words) == 2 else None)
+    return Student(roster_name(words[0], folders), deadline(words[1]) if len(words) == 2 else None)
 
 
-def parse(text: str) -> list[Student]:
-    """The students of a roster, in order, each once (GitHub names ignore case)."""
+def parse(text: str, folders: bool = False) -> list[Student]:
+    """The students of a roster, in order, each once (GitHub names ignore case); with `folders`, a line may
+    also be a local roster's folder name."""
     students: dict[str, tuple[int, Student]] = {}
     for number, raw in enumerate(text.splitlines(), start=1):
         try:
-            student = _line(raw)
+            student = _line(raw, folders)
         except RosterError as error:
             raise RosterError(f"roster line {number}: {error}") from None
         if student is None:
             continue
-        key = student.repository.lower()
+        key = student.repository.lower() if "/" in student.repository else student.repository
         if key in students and students[key][1].deadline != student.deadline:
             first = students[key][0]
             raise RosterError(f"roster line {number}: {student.repository} is on line {first} with another deadline")
         students.setdefault(key, (number, student))
     if not students:
-        raise RosterError("the roster names no repository")
+        raise RosterError(f"the roster names no {'student' if folders else 'repository'}")
     return [student for _, student in students.values()]
 
 
-def read(path: Path) -> list[Student]:
-    return parse(path.read_text(encoding="utf-8"))
+def read(path: Path, folders: bool = False) -> list[Student]:
+    return parse(path.read_text(encoding="utf-8"), folders)
 
 
 def repositories(path: Path) -> list[str]:
     """The roster's repositories (owner/name), in order."""
     return [student.repository for student in read(path)]
+
+
+def names(path: Path) -> list[str]:
+    """The roster's students as their gradings are named: repositories (owner/name) or folder names, in order."""
+    return [student.repository for student in read(path, folders=True)]
+
+
+def no_folder(name: str) -> str:
+    """Why a roster's student whose gradings hold no folder has no grade: a shard of the roster workflow that
+    uploaded nothing (a repository), or a local roster's student not graded (a folder name)."""
+    return NOTHING_UPLOADED if "/" in name else NOT_GRADED
+
+
+def _own_name(label: str) -> str:
+    """A repository's name without its owner ('course/dana', 'course__dana': 'dana'); a folder's name as it is."""
+    return re.split(r"/|__", label)[-1]
+
+
+def _affixes(lines: list[str]) -> tuple[str, str]:
+    """What begins and ends every line's name ('week07-' of GitHub Classroom's 'week07-alice', 'week07-bob'):
+    left out when names are compared, so that it makes no two students look alike."""
+    names = [_own_name(line) for line in lines]
+    if len(names) < 2:
+        return "", ""
+    return _shared_start(names), _shared_start([name[::-1] for name in names])[::-1]
+
+
+def _shared_start(texts: list[str]) -> str:
+    """The longest start every text shares (the first and the last in sorted order share the least)."""
+    first, last = min(texts), max(texts)
+    differs = (at for at, (a, b) in enumerate(zip(first, last, strict=False)) if a != b)
+    return first[: next(differs, min(len(first), len(last)))]
+
+
+def _key(label: str, affixes: tuple[str, str]) -> str:
+    name, (prefix, suffix) = _own_name(label), affixes
+    if len(name) >= len(prefix) + len(suffix):
+        name = name.removeprefix(prefix).removesuffix(suffix)
+    return name
+
+
+def closest(line: str, labels: list[str], lines: list[str]) -> list[str]:
+    """The labels (folder names, or the students they record) closest to a roster line by edit distance, best
+    first: its name is compared without its owner and without what every line of the roster shares."""
+    affixes, keys = _affixes(lines), {}
+    for label in labels:
+        keys.setdefault(_key(label, affixes), label)
+    found = difflib.get_close_matches(_key(line, affixes), [key for key in keys if key], n=3, cutoff=0.6)
+    return [keys[key] for key in found]
+
+
+def without_folder(lines: list[str], folders: dict[str, str]) -> list[str]:
+    """The roster's students that no folder of gradings holds. `folders` maps each folder's name to the student
+    it records (its own name when it records none); a line names a folder by either, `owner/name` by owner__name."""
+    known = set(folders) | set(folders.values())
+    return [line for line in lines if line not in known and artifact_id(line) not in known]
+
+
+def check_names(roster: Path, lines: list[str], folders: dict[str, str], where: str) -> None:
+    """Refuse a roster file that misnames the folders of gradings in `where` (RosterError): a line that names
+    no folder while a folder no line names is close to it, by edit distance (a typo, or a roster of
+    repositories against a local roster's folders); listing both would count that student twice. A line
+    with no folder and nothing close is a student without a grading (a roster workflow's shard that
+    uploaded nothing, a student not graded): listed as such."""
+    named = set(lines) | {artifact_id(line) for line in lines}
+    unnamed = [student for folder, student in folders.items() if folder not in named and student not in named]
+    for line in without_folder(lines, folders):
+        close = closest(line, unnamed, lines)
+        if close:
+            guesses = " or ".join(map(escaped, close))
+            raise RosterError(
+                f"{roster}: {line} names no folder of {escaped(where)}: did you mean {guesses}? "
+                "(a line is a student's folder name, as grade-all names it, or their repository, owner/name)"
+            )
 
 
 def shards(students: list[Student], size: int = SHARD_SIZE) -> list[Shard]:

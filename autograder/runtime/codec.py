@@ -5,8 +5,11 @@ dicts of them. Modules and optimizers travel as descriptions (`Build`,
 `Optimizer`): the receiving side builds its own copy and loads the state. Any
 other object is replaced by `Unsupported(type name)`, so the grader never holds
 an object of the student's making. The bytes are `torch.save` archives read back
-with `torch.load(weights_only=True)`; read with `Bounds` (the grader reading an answer), every text
-in them is cut to those bounds as it is read, before anything else looks at it.
+with `torch.load(weights_only=True)`. Read with `Bounds` (the grader reading an answer, whose bytes
+the student's code may have written itself), the archive is checked before torch reads it and each
+value as it is rebuilt (runtime/received.py): every text is cut to those bounds, every tensor that is
+not dense, not its own memory or of a dtype the checks do not read arrives as `Refused` (saying why),
+before anything else looks at it.
 """
 
 import io
@@ -16,9 +19,16 @@ from typing import Any
 import numpy as np
 import torch
 
+from . import received
 from .bounds import Bounds, Budget
+from .received import Unreadable  # raised by loads with bounds: an answer the grader does not read
 
 MAX_DEPTH = 8
+# how deep the grader reads an answer: a structure's MAX_DEPTH, its marker and the records around it (the
+# response, its effects and states); deeper, the reading would only recurse on the student's behalf
+READ_DEPTH = MAX_DEPTH + 4
+INT64 = range(-(1 << 63), 1 << 63)  # the ints that cross: a larger one crosses as Unsupported
+NUMPY_SCALARS = ("float32", "float64", "int64", "int32", "bool")  # the numpy scalar types that cross
 
 
 @dataclass(frozen=True)
@@ -60,6 +70,17 @@ class Unsupported:
     type_name: str
 
 
+@dataclass(frozen=True)
+class Refused:
+    """A tensor of an answer the grader does not use (a stride-0 or overlapping view, a view into more memory
+    than its own, a dtype the checks do not read, more bytes than the answer sent): what it is and what is wrong."""
+
+    reason: str
+
+    def __str__(self) -> str:
+        return self.reason
+
+
 @dataclass
 class Effect:
     """What a call did to a module argument."""
@@ -70,7 +91,9 @@ class Effect:
 
 def _to_plain(value: Any, depth: int = 0) -> Any:
     if depth > MAX_DEPTH:
-        return {"__unsupported__": "a structure nested too deeply"}
+        return {"__unsupported__": "structure nested too deeply"}
+    if type(value) is int and value not in INT64:
+        return {"__unsupported__": f"int of {value.bit_length()} bits, more than int64 holds"}
     if type(value) is torch.Tensor:
         return value.detach().cpu().clone()
     if type(value) is torch.nn.Parameter:
@@ -109,39 +132,183 @@ def _type_name(value: Any) -> str:
     return name if module in ("builtins", "") else f"{module}.{name}"
 
 
-def _from_plain(value: Any, budget: Budget | None = None) -> Any:
-    if type(value) is str:
-        return value if budget is None else budget.text(value)
-    if type(value) is list:
-        return [_from_plain(item, budget) for item in value]
-    if type(value) is not dict:
+class Reading:
+    """How values are read back: as they are (the grader's own requests in the worker, a notebook's answers)."""
+
+    strict = False
+
+    def visit(self, depth: int) -> Any:
+        """None, or what stands for the value met at `depth` instead of it."""
+        return None
+
+    def text(self, text: str) -> str:
+        return text
+
+    def tensor(self, tensor: torch.Tensor) -> Any:
+        return tensor
+
+    def other(self, value: Any) -> Any:
+        """A value of a type, or a dict of a form, that `dumps` does not write."""
         return value
-    return _from_tagged(value, budget)
 
 
-def _from_tagged(value: dict[Any, Any], budget: Budget | None) -> Any:
-    if "__ndarray__" in value:
-        return value["__ndarray__"].numpy()
-    if "__numpy_scalar__" in value:
-        return np.dtype(value["dtype"]).type(value["__numpy_scalar__"])
-    if "__tuple__" in value:
-        return tuple(_from_plain(item, budget) for item in value["__tuple__"])
-    if "__dict__" in value:
-        return {_from_plain(key, budget): _from_plain(item, budget) for key, item in value["__dict__"].items()}
-    if "__build__" in value:
-        kwargs, state = _from_plain(value["kwargs"], budget), _from_plain(value["state"], budget)
-        return Build(_from_plain(value["__build__"], budget), kwargs, state)
-    if "__optimizer__" in value:
-        return Optimizer(value["__optimizer__"], _from_plain(value["defaults"], budget), value["module_arg"])
-    if "__generator__" in value:
-        return Seeded(value["__generator__"])
-    if "__argref__" in value:
-        return ArgRef(int(value["__argref__"]))
-    if "__effect__" in value:
-        return Effect(_from_plain(value["__effect__"], budget), bool(value["same"]))
-    if "__unsupported__" in value:
-        return Unsupported(_from_plain(str(value["__unsupported__"]), budget))
-    return {_from_plain(key, budget): _from_plain(item, budget) for key, item in value.items()}
+class Bounded(Reading):
+    """An answer read by the grader: its texts cut to `bounds`; its tensors checked (received.tensor_problem),
+    all of them within the bytes received; its values READ_DEPTH deep at most, and one per byte received at
+    most: an honest pickle spends a byte or more on each, so more is one object reached from many places
+    (a list of a list of a million references to it would otherwise be read as 10**12 values)."""
+
+    strict = True
+
+    def __init__(self, bounds: Bounds, received_bytes: int) -> None:
+        self.budget = Budget(bounds)
+        self.values = received_bytes
+        self.tensor_bytes = received_bytes
+
+    def visit(self, depth: int) -> Any:
+        self.values -= 1
+        if self.values < 0:
+            return Refused("a part of the answer that repeats one object in more places than its bytes could hold")
+        return Unsupported("structure nested too deeply") if depth > READ_DEPTH else None
+
+    def text(self, text: str) -> str:
+        return self.budget.text(text)
+
+    def tensor(self, tensor: torch.Tensor) -> Any:
+        problem = received.tensor_problem(tensor, self.tensor_bytes)
+        if problem is not None:
+            return Refused(problem)
+        self.tensor_bytes -= tensor.untyped_storage().nbytes()
+        return tensor.detach()  # no autograd state or hooks of the answer's making
+
+    def other(self, value: Any) -> Any:
+        return Unsupported(self.text(_type_name(value)))
+
+
+TRUSTING = Reading()
+
+
+def _from_plain(value: Any, reading: Reading = TRUSTING, depth: int = 0) -> Any:
+    instead = reading.visit(depth)
+    if instead is not None:
+        return instead
+    kind = type(value)
+    if kind is str:
+        return reading.text(value)
+    if kind is torch.Tensor:
+        return reading.tensor(value)
+    if kind is int and reading.strict and value not in INT64:
+        return Unsupported(f"int of {value.bit_length()} bits, more than int64 holds")
+    if value is None or kind in (bool, int, float):
+        return value
+    if kind is list:
+        return [_from_plain(item, reading, depth + 1) for item in value]
+    if kind is dict:
+        return _from_tagged(value, reading, depth)
+    return reading.other(value)
+
+
+TAGS = {  # each record `dumps` writes as a dict: the key that names it, and all its keys
+    "__ndarray__": {"__ndarray__"},
+    "__numpy_scalar__": {"__numpy_scalar__", "dtype"},
+    "__tuple__": {"__tuple__"},
+    "__dict__": {"__dict__"},
+    "__build__": {"__build__", "kwargs", "state"},
+    "__optimizer__": {"__optimizer__", "defaults", "module_arg"},
+    "__generator__": {"__generator__"},
+    "__argref__": {"__argref__"},
+    "__effect__": {"__effect__", "same"},
+    "__unsupported__": {"__unsupported__"},
+}
+
+
+def _from_tagged(value: dict[Any, Any], reading: Reading, depth: int) -> Any:
+    tag = next((key for key in TAGS if key in value), None)
+    if tag is None or value.keys() != TAGS[tag]:
+        return reading.other(value)
+    read = _READERS[tag](value, reading, depth + 1)
+    return reading.other(value) if read is _MISFORMED else read
+
+
+_MISFORMED = object()  # a record whose parts are not of the types `dumps` writes
+
+
+def _ndarray(value: dict[str, Any], reading: Reading, depth: int) -> Any:
+    tensor = _from_plain(value["__ndarray__"], reading, depth)
+    if type(tensor) is not torch.Tensor:
+        return tensor if type(tensor) is Refused else _MISFORMED
+    return tensor.numpy() if tensor.dtype != torch.bfloat16 else _MISFORMED  # numpy has no bfloat16
+
+
+def _numpy_scalar(value: dict[str, Any], reading: Reading, depth: int) -> Any:
+    number, dtype = value["__numpy_scalar__"], value["dtype"]
+    if dtype not in NUMPY_SCALARS or type(number) not in (bool, int, float):
+        return _MISFORMED
+    try:
+        return np.dtype(dtype).type(number)
+    except (OverflowError, ValueError, TypeError):  # an int out of the dtype's range
+        return _MISFORMED
+
+
+def _tuple(value: dict[str, Any], reading: Reading, depth: int) -> Any:
+    items = value["__tuple__"]
+    return tuple(_from_plain(item, reading, depth) for item in items) if type(items) is list else _MISFORMED
+
+
+def _dict(value: dict[str, Any], reading: Reading, depth: int) -> Any:
+    items = value["__dict__"]
+    if type(items) is not dict or not all(type(key) is str for key in items):
+        return _MISFORMED
+    return {reading.text(key): _from_plain(item, reading, depth) for key, item in items.items()}
+
+
+def _build(value: dict[str, Any], reading: Reading, depth: int) -> Any:
+    if type(value["__build__"]) is not str:
+        return _MISFORMED
+    kwargs, state = _from_plain(value["kwargs"], reading, depth), _from_plain(value["state"], reading, depth)
+    return Build(reading.text(value["__build__"]), kwargs, state)
+
+
+def _optimizer(value: dict[str, Any], reading: Reading, depth: int) -> Any:
+    if type(value["__optimizer__"]) is not str or type(value["module_arg"]) is not int:
+        return _MISFORMED
+    defaults = _from_plain(value["defaults"], reading, depth)
+    return Optimizer(reading.text(value["__optimizer__"]), defaults, value["module_arg"])
+
+
+def _generator(value: dict[str, Any], reading: Reading, depth: int) -> Any:
+    state = _from_plain(value["__generator__"], reading, depth)
+    return Seeded(state) if type(state) is torch.Tensor else _MISFORMED
+
+
+def _argref(value: dict[str, Any], reading: Reading, depth: int) -> Any:
+    index = value["__argref__"]
+    return ArgRef(index) if type(index) is int else _MISFORMED
+
+
+def _effect(value: dict[str, Any], reading: Reading, depth: int) -> Any:
+    if type(value["same"]) is not bool:
+        return _MISFORMED
+    return Effect(_from_plain(value["__effect__"], reading, depth), value["same"])
+
+
+def _unsupported(value: dict[str, Any], reading: Reading, depth: int) -> Any:
+    name = value["__unsupported__"]
+    return Unsupported(reading.text(name)) if type(name) is str else _MISFORMED
+
+
+_READERS = {
+    "__ndarray__": _ndarray,
+    "__numpy_scalar__": _numpy_scalar,
+    "__tuple__": _tuple,
+    "__dict__": _dict,
+    "__build__": _build,
+    "__optimizer__": _optimizer,
+    "__generator__": _generator,
+    "__argref__": _argref,
+    "__effect__": _effect,
+    "__unsupported__": _unsupported,
+}
 
 
 def dumps(value: Any) -> bytes:
@@ -152,7 +319,19 @@ def dumps(value: Any) -> bytes:
 
 
 def loads(data: bytes, bounds: Bounds | None = None) -> Any:
-    """Read back what `dumps` wrote; only tensors and plain data are accepted. With `bounds`, every
-    text (strings, type names, keys) is cut to them, one answer's texts together to `bounds.total`."""
-    plain = torch.load(io.BytesIO(data), weights_only=True, map_location="cpu")
-    return _from_plain(plain, None if bounds is None else Budget(bounds))
+    """Read back what `dumps` wrote; only tensors and plain data are accepted. With `bounds` (the grader reading
+    an answer): the archive and its pickle checked first (raise Unreadable, saying why, for one `dumps` would
+    not write), then every text cut to them (one answer's texts together to `bounds.total`) and every tensor
+    checked, as the value is rebuilt."""
+    if bounds is None:
+        return _from_plain(torch.load(io.BytesIO(data), weights_only=True, map_location="cpu"))
+    archive = received.stored_copy(data)
+    problem = received.pickle_problem(archive)
+    if problem is not None:
+        raise Unreadable(problem)
+    try:
+        plain = torch.load(io.BytesIO(archive), weights_only=True, map_location="cpu")
+    except Exception as error:  # what torch refuses of what passed the checks: a view past its storage's end
+        first = (str(error).splitlines() or [""])[0][:200]
+        raise Unreadable(f"torch.load refused it ({type(error).__name__}: {first})") from None
+    return _from_plain(plain, Bounded(bounds, len(data)))

@@ -15,6 +15,7 @@ import numpy as np
 import torch
 from torch import nn
 
+from . import proxies
 from .codec import ArgRef, Build, Effect, Optimizer, Seeded, Unsupported
 from .seeds import seed_cpu
 from .training import TARGETS as HARNESS_TARGETS
@@ -145,8 +146,9 @@ def _gradients(result: Any, args: list[Any], wrt: list[Any], cotangents: list[to
     return grads
 
 
-def call(request: dict[str, Any], resolve: Resolve) -> dict[str, Any]:
-    """Run one call as described by `request` and describe what happened."""
+def call(request: dict[str, Any], resolve: Resolve, ask: proxies.Ask | None = None) -> dict[str, Any]:
+    """Run one call as described by `request` and describe what happened; `ask` puts a question to the grader
+    (the values of the stand-ins the request names)."""
     reset_globals(request.get("seed", 0), request.get("threads", 1))
     target = request["target"]
     function = HARNESS_TARGETS[target] if target in HARNESS_TARGETS else resolve(target)
@@ -161,7 +163,7 @@ def call(request: dict[str, Any], resolve: Resolve) -> dict[str, Any]:
     given = {} if target in HARNESS_TARGETS else _given_tensors(args)  # a training's data is the harness's own
     if target in HARNESS_TARGETS:
         args = [resolve, *args]
-    standins = _standing_in(request, resolve)  # other TODOs' functions, correct ones
+    standins = _standing_in(request, resolve, ask)  # other TODOs' functions, their values the grader's
     with watching_layers() as layers, recording_grad_modes(modules) as grad_modes, standins:
         result = function(*args, **kwargs)
     response: dict[str, Any] = {"ok": True, "layer_calls": sorted(set(layers))}
@@ -174,15 +176,19 @@ def call(request: dict[str, Any], resolve: Resolve) -> dict[str, Any]:
     return response
 
 
-def _standing_in(request: dict[str, Any], resolve: Resolve) -> contextlib.AbstractContextManager:
-    """The named functions of other TODOs replaced by correct ones for this call. Their code comes with the
-    request (the grader's runtime/standins.py): the worker's own copy of the runtime holds no TODO's answer."""
-    names = list(request.get("standins", []))
+def _standing_in(
+    request: dict[str, Any],
+    resolve: Resolve,
+    ask: proxies.Ask | None,
+) -> contextlib.AbstractContextManager:
+    """The named functions of other TODOs replaced, for this call, by proxies whose values the grader computes:
+    no code or text of a correct one is ever in this process."""
+    names = [str(name) for name in request.get("standins", [])]
     if not names:
         return contextlib.nullcontext()
-    namespace: dict[str, Any] = {"__name__": "autograde_standins"}
-    exec(compile(request["standins_source"], "<the grader's stand-ins>", "exec"), namespace)
-    return namespace["standing_in"](names, resolve)
+    if ask is None:
+        raise RuntimeError("this call names stand-ins, but nothing here can ask the grader for their values")
+    return proxies.standing_in(names, resolve, ask)
 
 
 def _given_tensors(args: list[Any]) -> dict[str, tuple[torch.Tensor, torch.Tensor]]:

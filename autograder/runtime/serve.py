@@ -16,6 +16,7 @@ import resource
 import signal
 import sys
 import warnings
+from collections.abc import Callable
 from typing import Any
 
 from . import codec, dynamo, harness
@@ -48,8 +49,17 @@ class Resolver:
         return value
 
 
+def lift_data_ceiling() -> None:
+    """This process's data limit back to its hard limit: the grader bounds its own memory (RLIMIT_DATA, soft), and
+    the chain it starts inherits that; a worker sets its own ceiling (`main`), its parents need none of the grader's."""
+    with contextlib.suppress(ValueError, OSError, AttributeError):
+        hard = resource.getrlimit(resource.RLIMIT_DATA)[1]
+        resource.setrlimit(resource.RLIMIT_DATA, (hard, hard))
+
+
 def warm_up(preload: list[str]) -> None:
     """Pay the one-off costs (torch's first recurrent kernels, the `preload` imports) before any call is timed."""
+    lift_data_ceiling()
     import torch
     from torch.nn.utils.rnn import pack_padded_sequence
 
@@ -79,7 +89,7 @@ def serve(config: dict[str, Any], confined: dict[str, Any]) -> None:
         if frame is None:
             return
         try:
-            response = harness.call(codec.loads(frame), resolve)
+            response = harness.call(codec.loads(frame), resolve, _asker(requests, responses))
         except harness.UnimportableModule as failure:
             error = failure.__cause__ or failure
             response = {"ok": False, "phase": "import", "module": str(failure)}
@@ -98,6 +108,21 @@ def serve(config: dict[str, Any], confined: dict[str, Any]) -> None:
         except BaseException as error:
             payload = codec.dumps({"ok": False, "phase": "reply", "error": harness.describe_exception(error, "")})
         write_frame(responses, payload)
+
+
+def _asker(requests: int, responses: int) -> Callable[[dict[str, Any]], dict[str, Any]]:
+    """A question to the grader in the middle of a call: a frame on the answer pipe, its reply on the request pipe
+    (the grader reads the call's frames until one is the answer; a reply it does not send ends the worker)."""
+
+    def ask(question: dict[str, Any]) -> dict[str, Any]:
+        write_frame(responses, codec.dumps(question))
+        reply = read_frame(requests)
+        if reply is None:
+            raise SystemExit("the grader closed the call")
+        answered = codec.loads(reply)
+        return answered if isinstance(answered, dict) else {}
+
+    return ask
 
 
 def _met_disk_bound(error: BaseException) -> bool:
@@ -139,6 +164,7 @@ def main(config: dict[str, Any], confined: dict[str, Any] | None = None) -> None
     # under Landlock joblib cannot make its semaphores in /dev/shm; that is fine, and not the student's output
     warnings.filterwarnings("ignore", message=".*joblib will operate in serial mode")
     _limit("RLIMIT_AS", config.get("memory_bytes"))
+    _limit("RLIMIT_DATA", config.get("memory_bytes"))  # not the grader's own ceiling, which the chain inherits
     _limit("RLIMIT_CORE", 0)
     _limit("RLIMIT_NPROC", config.get("max_processes"))
     _limit("RLIMIT_FSIZE", (config.get("disk") or {}).get("bytes"))  # a write past it: EFBIG (Python ignores SIGXFSZ)

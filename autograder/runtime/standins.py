@@ -1,14 +1,13 @@
-"""Correct pooling helpers that stand in for the student's own, so that an item judges only its own TODO.
+"""Correct pooling helpers, computed by the grader for a regrade that stands them in for the student's own.
 
 When the classifier fails and the student's `gather_final` or `masked_mean` (TODOs 4 and 5) fails its own
-item too, the grader runs the classifier's item again with these in the student's functions' place
-(`standing_in`): the classifier keeps what its own code earns. They are TODOs 4 and 5's answers, by the
-grader's own code, so they stay out of the student repository (like forget_gate.py).
+item too, the grader runs the classifier's item again with stand-ins in the student's functions' place, so
+that the classifier keeps what its own code earns. They are TODOs 4 and 5's answers, so they never leave the
+grader: the worker's stand-ins (runtime/proxies.py) send their tensors here, and `answer` checks them and
+replies with the value alone, as every answer crosses: data, never code.
 """
 
-import contextlib
-import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
 import torch
@@ -29,32 +28,35 @@ def masked_mean(output: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
 
 
 STANDINS: dict[str, Callable[..., Any]] = {"padding.gather_final": gather_final, "padding.masked_mean": masked_mean}
+FLOATS = (torch.float32, torch.float64)
 
 
-@contextlib.contextmanager
-def standing_in(names: list[str], resolve: Callable[[str], Any]) -> Iterator[None]:
-    """Inside the block, every name of the student's package bound to one of the named functions (the module's
-    own, and any `from ... import` of it) is bound to its stand-in instead."""
-    own = {name: _resolved(resolve, name) for name in names if name in STANDINS}
-    originals = {id(value): STANDINS[name] for name, value in own.items() if value is not None}
-    packages = {str(getattr(value, "__module__", "")).split(".")[0] for value in own.values() if value is not None}
-    replaced: list[tuple[Any, str, Any]] = []
-    for module_name, module in list(sys.modules.items()) if originals else []:
-        if module_name.split(".")[0] in packages and module is not None:
-            for attribute, value in list(vars(module).items()):
-                if id(value) in originals:
-                    replaced.append((module, attribute, value))
-                    setattr(module, attribute, originals[id(value)])
-    try:
-        yield
-    finally:
-        for module, attribute, value in reversed(replaced):
-            setattr(module, attribute, value)
+def answer(question: Any, names: tuple[str, ...], max_bytes: int) -> dict[str, Any]:
+    """The grader's reply to a worker's question {"ask": name, "args": [output, lengths]}: {"answer": value}, or
+    {"refused": why} where `name` is not one of the call's stand-ins (`names`) or the arguments are not what a
+    correct helper takes (checked before any arithmetic; `output` at most `max_bytes`)."""
+    name = question.get("ask") if isinstance(question, dict) else None
+    if name not in names or name not in STANDINS:
+        return {"refused": "the grader stands in no such function for this call"}
+    args = question.get("args")
+    problem = _problem(args, max_bytes) if type(args) is list else "its arguments did not arrive as a list"
+    if problem:
+        return {"refused": f"{name.split('.')[1]} (the grader's, standing in for yours) was called with {problem}"}
+    with torch.no_grad():
+        return {"answer": STANDINS[name](*args).clone()}
 
 
-def _resolved(resolve: Callable[[str], Any], name: str) -> Any:
-    """The student's function, or None when there is none to replace (not written, or not importable)."""
-    try:
-        return resolve(name)
-    except Exception:
-        return None
+def _problem(args: list[Any], max_bytes: int) -> str:
+    """What is wrong with (output, lengths) for a pooling helper, or "" when nothing is."""
+    if len(args) != 2 or any(type(arg) is not torch.Tensor for arg in args):
+        return "other arguments than two tensors (output, lengths)"
+    output, lengths = args
+    if output.dim() != 3 or output.dtype not in FLOATS:
+        return f"an output of shape {tuple(output.shape)} and {output.dtype}: expected (batch, length, hidden) floats"
+    if output.numel() * output.element_size() > max_bytes:
+        return f"an output of {output.numel()} values, more than an answer may hold"
+    if lengths.dim() != 1 or lengths.dtype != torch.int64 or len(lengths) != output.shape[0]:
+        return f"lengths of shape {tuple(lengths.shape)} and {lengths.dtype}: expected ({output.shape[0]},) int64"
+    if len(lengths) and not bool(((lengths >= 1) & (lengths <= output.shape[1])).all()):
+        return f"lengths outside 1..{output.shape[1]}, the output's number of steps"
+    return ""

@@ -176,12 +176,18 @@ def train_pattern_model(
     resolve: Any, recipe: dict[str, Any], tokens: torch.Tensor, eval_inputs: torch.Tensor
 ) -> torch.Tensor:
     """Train the grader's LSTM language model with the student's next_token_loss; predict each next token."""
+    *_, model = pattern_epochs(resolve, recipe, tokens)  # its last epoch
+    return predict_pattern(model, eval_inputs)
+
+
+def pattern_epochs(resolve: Any, recipe: dict[str, Any], tokens: torch.Tensor) -> Iterator[LanguageModel]:
+    """The pattern model's epochs, one at a time: yields the model after each (a training can stop at any)."""
     seed_cpu(recipe["seed"])
     loss_of = resolve("language_model.next_token_loss")
     model = LanguageModel(recipe["vocab"], recipe["embed"], recipe["hidden"])
     optimizer = torch.optim.Adam(model.parameters(), lr=recipe["learning_rate"])
-    model.train()
     for _ in range(recipe["epochs"]):
+        model.train()  # each epoch: a measure between two epochs leaves it in evaluation mode
         optimizer.zero_grad()
         loss = loss_of(model, tokens)
         if type(loss) is not torch.Tensor or loss.dim() != 0 or not loss.requires_grad:
@@ -190,9 +196,14 @@ def train_pattern_model(
         _check_gradients_reach(model)
         nn.utils.clip_grad_norm_(model.parameters(), 1.0)
         optimizer.step()
+        yield model
+
+
+def predict_pattern(model: nn.Module, inputs: torch.Tensor) -> torch.Tensor:
+    """The pattern model's guess of each next token, in evaluation mode."""
     model.eval()
     with torch.no_grad():
-        logits, _ = model(eval_inputs)
+        logits, _ = model(inputs)
     return logits.argmax(dim=-1)
 
 
@@ -275,6 +286,66 @@ def training_run(data: ModuleType, settings: dict[str, Any], seed: int, seeds: D
     extra = torch.zeros(len(eval_tokens), settings["eval_padded_to"] - high, dtype=torch.long)
     eval_tokens = torch.cat([eval_tokens, extra], dim=1)
     return Run("harness.train_classifier", (run, tokens, lengths, labels, eval_tokens, eval_lengths), eval_labels)
+
+
+# -- when a seed's training stops (the grader's rule, and the student's check's: docs/early-stopping.md) -------
+@dataclass(frozen=True)
+class Stop:
+    """The stop rule: a seed's training stops at the end of the first epoch, among those the recipe allows
+    checking (every `check_every`), at which the grader's own accuracy on its held-out rows reaches
+    `threshold + stop_margin`; otherwise at the recipe's last epoch. With `decides_early` (the recipe's
+    `seeds_decided_early`, on unless false; off for full-length trainings) a seed is trained only while the
+    seeds trained so far leave the verdict undecided (checks/medians.py)."""
+
+    epochs: int  # the recipe's last epoch
+    every: int  # epochs between two checks
+    level: float | None  # the accuracy that stops a training (None: it never stops early)
+    decides_early: bool = False  # seeds the others made needless are not trained
+
+    @classmethod
+    def of(cls, settings: dict[str, Any], full_length: bool = False) -> "Stop":
+        epochs, early = int(settings["epochs"]), not full_length and settings.get("seeds_decided_early", True)
+        if full_length or "stop_margin" not in settings:
+            return cls(epochs, epochs, None, early)
+        level = settings["threshold"] + settings["stop_margin"]
+        return cls(epochs, int(settings.get("check_every", 1)), level, early)
+
+    def measured(self, epoch: int) -> bool:
+        """Whether the grader measures the accuracy after `epoch`: to stop there, or to know which side of
+        the threshold a seed's last epoch ended on (seeds decided early)."""
+        return self.checked(epoch) and (self.level is not None or self.decides_early)
+
+    def checked(self, epoch: int) -> bool:
+        """Whether the accuracy is measured after `epoch` (counted from 1)."""
+        return epoch % self.every == 0 or epoch == self.epochs
+
+    def stops(self, epoch: int, accuracy: float | None) -> bool:
+        """Whether the training ends after `epoch`, where the grader measured `accuracy`."""
+        if epoch >= self.epochs:
+            return True
+        return self.level is not None and accuracy is not None and accuracy >= self.level
+
+    def next_check(self, epoch: int) -> int:
+        """How many epochs to train from `epoch` to the next check."""
+        return min(self.every - epoch % self.every, self.epochs - epoch)
+
+
+def epochs_of(resolve: Any, run: Run) -> Iterator[nn.Module]:
+    """The run's training one epoch at a time, in this process (the student's check: their own machine)."""
+    if run.target == "harness.train_pattern_model":
+        return pattern_epochs(resolve, *run.args[:2])
+    return classifier_epochs(resolve, *run.args[:4])
+
+
+def held_out_accuracy(resolve: Any, run: Run, model: nn.Module) -> float:
+    """The model's accuracy on the run's held-out rows. The random state is left as it was, so that a training
+    measured between two epochs goes on exactly as the uninterrupted one."""
+    with torch.random.fork_rng(devices=[]):
+        if run.target == "harness.train_pattern_model":
+            predictions = predict_pattern(model, run.args[2])
+        else:
+            predictions = predict_classifier(resolve, model, *run.args[4:])
+    return float((predictions == run.labels).float().mean())
 
 
 def reaches(settings: dict[str, Any], accuracies: list[float]) -> bool:

@@ -30,7 +30,7 @@ from .warm import PR_SET_CHILD_SUBREAPER, PR_SET_DUMPABLE
 PR_SET_PDEATHSIG, PR_CAPBSET_DROP, PR_SET_NO_NEW_PRIVS = 1, 24, 38
 PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL = 47, 4
 CAPABILITY_VERSION_3 = 0x20080522
-NAMESPACES = {"user": 0x10000000, "mnt": 0x00020000, "net": 0x40000000, "pid": 0x20000000}  # CLONE_NEW*
+NAMESPACES = {"user": 0x10000000, "mnt": 0x00020000, "ipc": 0x08000000, "net": 0x40000000, "pid": 0x20000000}
 HELD = ("root", *NAMESPACES)  # the descriptors the chain's last process sends, in this order
 REQUEST_BYTES = 1 << 22  # a warm parent's config: Landlock's grants are the longest part
 LIBC = ctypes.CDLL(None, use_errno=True)

@@ -2,7 +2,7 @@
 
     supervisor   always: the process between grader and worker; it kills all the worker started
     uid          a user of the worker's own, when the grader is root          (uid.py)
-    namespaces   mount, network and PID namespaces and a chroot, as root or
+    namespaces   mount, IPC, network and PID namespaces and a chroot, as root or
                  through an unprivileged user namespace                      (namespaces.py)
     landlock     applied by the worker to itself: files, TCP, signals        (landlock.py)
     seccomp      applied by the worker to itself: no sockets, no namespaces  (seccomp.py)

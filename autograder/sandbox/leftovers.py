@@ -9,8 +9,13 @@ processes' existence (never by a signal the worker could have refused, nor by th
              supervisor killed before it could end them) comes back to the grader, not to init; those that
              carry a seccomp filter more than the grader's own are the worker's (no process can drop a filter)
 
-Whatever is found is killed, round after round until none is left, and counted by the mark that found it:
-the isolation record (`record.Isolation.left_behind`) says what was checked and what was found.
+Whatever is found is killed, round after round until none is left, and counted by the mark that found it.
+Then, where the worker had a uid of its own, what outlives processes (ipc.py):
+
+    ipc      System V shared memory, message queues and semaphores of that uid: removed
+    keys     the kernel keys of that uid: its keyrings cleared
+
+The isolation record (`record.Isolation.left_behind`) says what was checked and what was found.
 """
 
 import contextlib
@@ -21,9 +26,10 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from autograder.sandbox import cgroup
+from autograder.sandbox import cgroup, ipc
 
-CGROUP, UID, ADOPTED = "cgroup", "uid", "adopted"
+CGROUP, UID, ADOPTED, IPC, KEYS = "cgroup", "uid", "adopted", "ipc", "keys"
+PROCESSES = (CGROUP, UID, ADOPTED)  # the marks that find processes; the others find what outlives them
 PR_SET_CHILD_SUBREAPER = 36
 KILL_ROUNDS_SECONDS = 10.0  # a fork bomb racing the kills is ended long before this; then the count says so
 
@@ -35,9 +41,11 @@ class Trace:
     uid: int | None = None
     group: cgroup.Group | None = None
     filtered: bool = False  # the worker installs a seccomp filter: adopted processes are found by it
+    keys_before: int = 0  # the kernel keys its uid held when it started (what the kernel keeps of earlier ones)
 
     def checks(self) -> tuple[str, ...]:
-        marks = ((CGROUP, self.group is not None), (UID, self.uid is not None), (ADOPTED, self.filtered))
+        own = self.uid is not None
+        marks = ((CGROUP, self.group is not None), (UID, own), (ADOPTED, self.filtered), (IPC, own), (KEYS, own))
         return tuple(name for name, marked in marks if marked)
 
 
@@ -63,8 +71,13 @@ class Leftovers:
         return {"checked": list(self.checked), "found": dict(self.found)}
 
     def __str__(self) -> str:
-        count = sum(self.found.values())
-        return f"{count} process(es) outlived the worker, killed by the grader" if count else ""
+        processes = sum(count for mark, count in self.found.items() if mark in PROCESSES)
+        said = [f"{processes} process(es) outlived the worker, killed by the grader"] if processes else []
+        if self.found.get(IPC):
+            said.append(f"{self.found[IPC]} System V object(s) of the worker's, removed by the grader")
+        if self.found.get(KEYS):
+            said.append(f"{self.found[KEYS]} kernel key(s) of the worker's, cleared by the grader")
+        return "; ".join(said)
 
 
 def from_dict(data: Any) -> Leftovers | None:
@@ -96,12 +109,22 @@ def clear(trace: Trace) -> Leftovers:
         time.sleep(0.005)
         left = found(trace)
     reap(adopted)
-    return Leftovers(trace.checks(), {mark: len(first.get(mark, [])) for mark in trace.checks()})
+    counts = {mark: len(first.get(mark, [])) for mark in trace.checks()}
+    if trace.uid is not None:  # once its processes are gone: none can make another
+        counts.update(_outlasting(trace.uid, trace.keys_before))
+    return Leftovers(trace.checks(), counts)
+
+
+def _outlasting(uid: int, keys_before: int) -> dict[str, int]:
+    """What of `uid` outlives its processes, removed: System V objects, kernel keys; how many of each."""
+    shared, added = ipc.objects(uid), max(ipc.keys(uid) - keys_before, 0)
+    ipc.clear(uid, shared, keys_too=added > 0)
+    return {IPC: len(shared), KEYS: added}
 
 
 def found(trace: Trace) -> dict[str, list[int]]:
     """The living processes (zombies aside) each mark of `trace` finds now."""
-    marks: dict[str, list[int]] = {mark: [] for mark in trace.checks()}
+    marks: dict[str, list[int]] = {mark: [] for mark in trace.checks() if mark in PROCESSES}
     if trace.group is not None:
         marks[CGROUP] = [pid for pid in sorted(trace.group.pids()) if alive(status(pid))]
     own_filters = filters(status(os.getpid()))

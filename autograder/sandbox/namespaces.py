@@ -1,6 +1,6 @@
 """Layer: Linux namespaces, as root or through an unprivileged user namespace.
 
-The worker starts in new mount, network and PID namespaces (`unshare`), chrooted
+The worker starts in new mount, IPC, network and PID namespaces (`unshare`), chrooted
 into a root of only the OS folders, the interpreter with its libraries and its own
 sandbox:
 
@@ -10,6 +10,8 @@ sandbox:
   one tmpfs of `disk_bytes` holds them all (the worker's disk bound, see disk.py), the rest of
   its root and its sandbox (the runtime and submission copies) are read-only;
 * the network is a loopback of its own that nothing listens on;
+* System V IPC objects and POSIX message queues are its own and vanish with it (seccomp refuses
+  them besides: no tier relies on the namespace alone);
 * the worker is its PID namespace's init: when it dies, every process it started dies.
 
 As root (`ROOT`, which needs CAP_SYS_ADMIN) the worker then becomes a user of its own
@@ -27,7 +29,7 @@ from autograder.rubric import Limits
 from autograder.sandbox import disk, paths
 
 ROOT, USER = "root namespaces", "user namespace"
-UNSHARE = ["--mount", "--net", "--pid", "--fork", "--kill-child", "--mount-proc"]
+UNSHARE = ["--mount", "--ipc", "--net", "--pid", "--fork", "--kill-child", "--mount-proc"]
 PRIVATE = {"/tmp": "tmp", "/var/tmp": "var-tmp"}  # its own, in its disk; /dev/shm too, once /dev is bound
 ROOT_FOLDER = "root"  # in the sandbox: where the worker's root is built (inside the namespace only)
 DISK_FOLDER = "disk"  # in the sandbox: where the worker's disk is mounted (inside the namespace only)

@@ -10,6 +10,11 @@ and for new namespaces:
 * `unshare()`, `setns()` and a `clone()` asking for a new namespace fail, and
   `clone3()` says it does not exist (libc then falls back to `clone()`), as
   Docker's default profile does;
+* System V IPC (shared memory, message queues, semaphores), POSIX message queues and the kernel's
+  keys fail (`SHARED_OBJECTS`): each outlives the process that made it and is reached by a number
+  another process can guess, so a worker could leave memory behind or pass answers to the next
+  grading. Where the worker has namespaces its IPC namespace is its own too; keys have no
+  namespace of their own, and Docker's defaults give the worker none: the filter holds everywhere;
 * every call that acts on another process by its id fails (`OTHER_PROCESSES`):
   its limits, priority, scheduling, memory, or a handle on it. Where the worker
   shares the grader's uid (no root, no user namespace), nothing else stops
@@ -58,6 +63,10 @@ X86_64 = {
     "ioprio_set": 251, "ioprio_get": 252, "migrate_pages": 256, "get_robust_list": 274, "move_pages": 279,
     "perf_event_open": 298, "prlimit64": 302, "process_vm_readv": 310, "process_vm_writev": 311, "kcmp": 312,
     "sched_setattr": 314, "sched_getattr": 315,
+    "shmget": 29, "shmat": 30, "shmctl": 31, "shmdt": 67, "semget": 64, "semop": 65, "semctl": 66,
+    "semtimedop": 220, "msgget": 68, "msgsnd": 69, "msgrcv": 70, "msgctl": 71, "mq_open": 240,
+    "mq_unlink": 241, "mq_timedsend": 242, "mq_timedreceive": 243, "mq_notify": 244, "mq_getsetattr": 245,
+    "add_key": 248, "request_key": 249, "keyctl": 250,
 }  # fmt: skip
 AARCH64 = {
     "socket": 198, "clone": 220, "unshare": 97, "setns": 268, "ptrace": 117, "getpriority": 141,
@@ -66,6 +75,10 @@ AARCH64 = {
     "ioprio_set": 30, "ioprio_get": 31, "migrate_pages": 238, "get_robust_list": 100, "move_pages": 239,
     "perf_event_open": 241, "prlimit64": 261, "process_vm_readv": 270, "process_vm_writev": 271, "kcmp": 272,
     "sched_setattr": 274, "sched_getattr": 275,
+    "shmget": 194, "shmat": 196, "shmctl": 195, "shmdt": 197, "semget": 190, "semop": 193, "semctl": 191,
+    "semtimedop": 192, "msgget": 186, "msgsnd": 189, "msgrcv": 188, "msgctl": 187, "mq_open": 180,
+    "mq_unlink": 181, "mq_timedsend": 182, "mq_timedreceive": 183, "mq_notify": 184, "mq_getsetattr": 185,
+    "add_key": 217, "request_key": 218, "keyctl": 219,
 }  # fmt: skip
 ARCHITECTURES = {
     "x86_64": (0xC000003E, {**X86_64, **SAME_EVERYWHERE}),
@@ -86,6 +99,16 @@ WORKER_RULES = (
     ("clone", NEW_NAMESPACES, errno.EPERM),
     ("clone3", 0, errno.ENOSYS),
 )
+# what outlives a process, by a number another can reach: EPERM, which the student's feedback explains
+SHARED_OBJECTS = tuple(
+    (name, 0, errno.EPERM)
+    for name in (
+        "shmget", "shmat", "shmctl", "shmdt", "semget", "semop", "semctl", "semtimedop",
+        "msgget", "msgsnd", "msgrcv", "msgctl",
+        "mq_open", "mq_unlink", "mq_timedsend", "mq_timedreceive", "mq_notify", "mq_getsetattr",
+        "add_key", "request_key", "keyctl",
+    )
+)  # fmt: skip
 OTHER_PROCESSES = (
     ("prlimit64", {0: CALLER}, errno.EPERM),  # glibc's setrlimit and getrlimit pass 0
     ("setpriority", {0: (PRIO_PROCESS,), 1: CALLER}, errno.EPERM),
@@ -180,7 +203,7 @@ def only(allowed: dict[int, tuple[Any, ...]], pid: int, denied: Instruction) -> 
     return [*block, (RETURN, 0, 0, RET_ALLOW), denied]
 
 
-def install(rules: tuple[Rule, ...] = WORKER_RULES + OTHER_PROCESSES) -> None:
+def install(rules: tuple[Rule, ...] = WORKER_RULES + SHARED_OBJECTS + OTHER_PROCESSES) -> None:
     """Filter this thread's system calls (and its future children's) by `rules`; irreversible."""
     if not supported():
         raise Unavailable(errno.ENOSYS, f"no seccomp filter for {platform.machine()}")

@@ -18,6 +18,7 @@ import socket
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
 from types import ModuleType
@@ -26,7 +27,7 @@ from typing import Any
 from autograder.rubric import Limits
 from autograder.runtime.bounds import Bounds
 from autograder.runtime.frames import HEADER, write_frame
-from autograder.sandbox import cgroup, disk, layers, leftovers, namespaces, paths, probe, uid, zygote
+from autograder.sandbox import cgroup, disk, ipc, layers, leftovers, namespaces, paths, probe, uid, zygote
 from autograder.sandbox.record import Failure
 from autograder.sandbox.state import Layer
 
@@ -70,6 +71,7 @@ class WorkerLimits:
     # an answer's frame: the reference's largest is about 30 KB; reading a frame full of small objects
     # (torch.load's weights-only unpickler is Python, some µs an object) must stay a bounded step
     response_bytes: int = 1 << 20
+    asks_per_call: int = 64  # questions one call may put to the grader (a stand-in's value each; see runtime/proxies)
     start_timeout: float = 60.0
     preload: tuple[str, ...] = ()  # modules the worker imports while it warms up, before the first call
 
@@ -112,6 +114,7 @@ class Worker:
         self.isolation = replace(self.isolation, disk=self.disk)
         self.uid: int | None = None
         self._lease: uid.Lease | None = None
+        self._keys_before = 0
         self._group: cgroup.Group | None = None
         self.refused = ""  # why a required layer did not start in this worker
         self.process: subprocess.Popen[bytes] | None = None
@@ -172,6 +175,7 @@ class Worker:
         if self.plan.uid:
             self._lease = uid.Lease()
             self.uid = self._lease.uid
+            self._keys_before = ipc.keys(self.uid)  # the kernel may keep an empty keyring of an earlier worker's
         layers.prepare(self.plan, self.sandbox, self.uid)
         if self.plan.cgroup:
             self._group = probe.new_group(self.limits.max_processes, self.limits.memory_bytes)
@@ -302,7 +306,7 @@ class Worker:
     def _trace(self) -> leftovers.Trace:
         """What marks this worker's processes, to look for them once its supervisor has ended."""
         own_uid = self._lease.uid if self._lease is not None else None
-        return leftovers.Trace(own_uid, self._group, self.plan.seccomp)
+        return leftovers.Trace(own_uid, self._group, self.plan.seccomp, self._keys_before)
 
     def _procs(self) -> list[str]:
         return self._group.procs() if self._group is not None else []
@@ -406,9 +410,12 @@ class Worker:
             self._zygote = None
 
     # -- calls -----------------------------------------------------------------
-    def request(self, message: dict[str, Any], timeout: float) -> dict[str, Any]:
+    def request(
+        self, message: dict[str, Any], timeout: float, answer: Callable[[Any], dict[str, Any]] | None = None
+    ) -> dict[str, Any]:
         """Send one request; wait at most `timeout` seconds (plus start-up) for the answer, then read it
-        within its bounds (the reading may run past `answer_by`: the caller decides what that costs)."""
+        within its bounds (the reading may run past `answer_by`: the caller decides what that costs). The
+        worker's questions on the way (`{"ask": ...}` frames) get `answer`'s reply, each within the same time."""
         if self._serving and self._ended():
             self.end()  # it ended after its last answer: this call is not to blame, so it gets a fresh worker
         if not self._serving:
@@ -421,13 +428,32 @@ class Worker:
             write_frame(self._request_w, _codec().dumps(message))
         except BrokenPipeError:
             raise self._death("before the call started") from None
-        payload = self._wait_for_reply(deadline, timeout)
-        self._drain_output()
-        response = _codec().loads(payload, self.limits.text)
+        response = self._reply(deadline, timeout)
+        for _ in range(self.limits.asks_per_call):
+            if not _is_question(response):
+                break
+            self._tell(answer(response) if answer is not None else {"refused": "this call may ask the grader nothing"})
+            response = self._reply(deadline, timeout)
+        if _is_question(response):
+            self.end()
+            raise WorkerDied("crash", f"the call asked the grader more than {self.limits.asks_per_call} questions")
         if isinstance(response, dict) and response.get("phase") == "disk":  # met its bound: the next call starts afresh
             self.end()
             raise WorkerDied(disk.FULL, disk.message(self.disk.bytes))
         return response
+
+    def _reply(self, deadline: float, timeout: float) -> Any:
+        """The worker's next frame of this call, read within its bounds: its answer or a question."""
+        payload = self._wait_for_reply(deadline, timeout)
+        self._drain_output()
+        return _codec().loads(payload, self.limits.text)
+
+    def _tell(self, reply: dict[str, Any]) -> None:
+        """The grader's reply to the worker's question, on the request pipe."""
+        try:
+            write_frame(self._request_w, _codec().dumps(reply))
+        except BrokenPipeError:
+            raise self._death("while the grader answered its question") from None
 
     def _wait_for_reply(self, deadline: float, timeout: float) -> bytes:
         header = self._read(HEADER.size, deadline, timeout)
@@ -498,6 +524,11 @@ class Worker:
             hint = " (out of memory?)" if -code == signal.SIGKILL else ""
             return WorkerDied("crash", f"the worker was killed by {name} {when}{hint}")
         return WorkerDied("exit", f"the worker exited with status {code} {when} (sys.exit or os._exit in your code?)")
+
+
+def _is_question(response: Any) -> bool:
+    """Whether the worker's frame is a question to the grader (a stand-in's value) rather than the call's answer."""
+    return isinstance(response, dict) and "ask" in response
 
 
 def confinement_failures(plan: layers.Plan, confined: dict[str, Any]) -> list[Failure]:

@@ -12,7 +12,7 @@ never with the square of the roster, and each fingerprint is touched once per pa
 """
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 from scipy import sparse
@@ -91,7 +91,7 @@ def combine(per_function: np.ndarray) -> np.ndarray:
 
 
 def compare(students: list[Work], known: list[Work]) -> Similarity:
-    """The whole run: pairs ranked, students close to a known source, clusters of three or more."""
+    """The whole run: pairs ranked, students close to a known source, clusters of three or more, what was cut."""
     functions = sorted({function for work in students + known for function in work.author.functions})
     tables = [Table.of(function, students) for function in functions]
     pairs = [_pair(students[a], students[b], score, tables) for a, b, score in _best_pairs(tables, len(students))]
@@ -99,7 +99,8 @@ def compare(students: list[Work], known: list[Work]) -> Similarity:
     named = {pair.a for pair in pairs} | {pair.b for pair in pairs}
     named |= {match.student for match in known_matches} | {match.author for match in known_matches}
     authors = {work.author.key: work.author for work in students + known if work.author.key in named}
-    return Similarity(tuple(pairs), tuple(known_matches), _clusters(pairs), authors)
+    cut = tuple(replace(cut, author=work.author.key) for work in students + known for cut in work.cut)  # its final key
+    return Similarity(tuple(pairs), tuple(known_matches), _clusters(pairs), authors, cut)
 
 
 def _best_pairs(tables: list[Table], n: int) -> list[tuple[int, int, float]]:

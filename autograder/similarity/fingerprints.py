@@ -8,12 +8,14 @@ an imported name is read as the module it stands for, so `F.pad` and `functional
 builtins, operators and constants. A fingerprint is a subtree of at least `MIN_NODES` nodes, so the
 bag of a function's fingerprints does not depend on the order of its statements, and a loop's body is
 the same evidence under `for` or `while`, in a comprehension or a loop, inline or in a helper.
-Linear in the code: each node is hashed once, from its children's hashes.
+Linear in the code: each node is hashed once, from its children's hashes; `Hasher.allow` bounds the nodes
+hashed (past the budget `Exhausted` is raised, and the fingerprints added so far stand: each is a whole subtree).
 """
 
 import ast
 import builtins
 import hashlib
+import math
 from dataclasses import dataclass, field
 
 MIN_NODES = 6  # smaller subtrees (`x[:, t]`, `h.shape[0]`) are written alike by everybody
@@ -75,11 +77,20 @@ def _dead(test: ast.expr) -> bool:
     return isinstance(test, ast.Constant) and not test.value
 
 
+class Exhausted(Exception):
+    """The hasher's budget of nodes ran out: the rest of the code is not hashed."""
+
+
 class Hasher:
-    """Hashes the subtrees of one module's functions into their Prints."""
+    """Hashes the subtrees of one module's functions into their Prints, at most `allow`'s nodes."""
 
     def __init__(self, imports: dict[str, str]) -> None:
         self.imports = imports
+        self.left = math.inf  # nodes it may still hash
+
+    def allow(self, nodes: int) -> None:
+        """Hash at most `nodes` more nodes: past them, `Exhausted`."""
+        self.left = nodes
 
     def function(self, node: ast.FunctionDef | ast.AsyncFunctionDef, prints: Prints) -> None:
         """Add a function's body to `prints`: its name, arguments, docstring and annotations are not evidence."""
@@ -104,6 +115,9 @@ class Hasher:
         return digest, size
 
     def _digest(self, node: ast.AST, prints: Prints) -> tuple[int, int]:
+        self.left -= 1
+        if self.left < 0:
+            raise Exhausted
         special = self._special(node, prints)
         if special is not None:
             return special

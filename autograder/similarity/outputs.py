@@ -22,11 +22,16 @@ def write_outputs(similarity: Similarity, out: Path, source: str = "") -> list[P
 
 
 def as_json(similarity: Similarity) -> dict:
-    """The run as similarity.json's document: pairs, known and clusters, as the issue states them."""
+    """The run as similarity.json's document: pairs, known and clusters, as the issue states them, and `cut`:
+    each function compared in part (`author`, `function`, `compared` of `characters`)."""
     return {
         "pairs": [_pair(p.a, p.b, p.score, p.functions) for p in similarity.pairs],
         "known": [_known(k) for k in similarity.known],
         "clusters": [list(cluster) for cluster in similarity.clusters],
+        "cut": [
+            {"author": c.author, "function": c.function, "compared": c.compared, "characters": c.length}
+            for c in similarity.cut
+        ],
     }
 
 

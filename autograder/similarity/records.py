@@ -1,4 +1,4 @@
-"""The records of a similarity run: who wrote what, and which pairs share which passages."""
+"""The records of a similarity run: who wrote what, which pairs share which passages, and what was cut."""
 
 from dataclasses import dataclass
 from enum import Enum
@@ -66,10 +66,23 @@ class KnownMatch:
 
 
 @dataclass(frozen=True)
+class Cut:
+    """An author's function compared in part: its first `compared` of `length` characters (the TODO, then the
+    helpers it calls), the rest past `Limits.similarity_nodes` syntax nodes. The text kept is the part compared."""
+
+    author: str
+    function: str
+    compared: int
+    length: int
+
+
+@dataclass(frozen=True)
 class Similarity:
-    """A whole run: the pairs ranked, the students close to a known source, and clusters of three or more."""
+    """A whole run: the pairs ranked, the students close to a known source, clusters of three or more, and
+    the functions compared in part."""
 
     pairs: tuple[Pair, ...]
     known: tuple[KnownMatch, ...]
     clusters: tuple[tuple[str, ...], ...]
     authors: dict[str, Author]  # every author a pair or a known match names, by key
+    cut: tuple[Cut, ...] = ()  # by author, then function

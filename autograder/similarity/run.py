@@ -20,7 +20,8 @@ class Run:
 
 def run(roster: Path, known: list[Path], solutions: Path = SOLUTIONS) -> Run:
     """Compare every student of ROSTER with one another and with the known sources (the reference first)."""
-    week = Week.load(rubric.load().limits.similarity_kb * 1024, solutions)
+    limits = rubric.load().limits
+    week = Week.load(limits.similarity_kb * 1024, limits.similarity_nodes, solutions)
     students = [read_work(folder, folder.name, AuthorKind.STUDENT, "", week) for folder in authors_of(roster)]
     sources = [read_work(solutions, SOLUTIONS_LABEL, AuthorKind.KNOWN, SOLUTIONS_LABEL, week)]
     for folder in known:

@@ -37,19 +37,13 @@ def reference() -> str:
     naming = cli.__doc__.split("\n\n", 1)[1]  # the module's docstring: what each metavar names
     sections = [cell(naming) + "\n", f"## `autograde`\n\n{cell(parser.description or '')}\n", usage(parser)]
     sections.append(exits(cli.SUMMARY_EXITS))
-    sections += [subcommand(name, sub, cli) for name, sub in subcommands(parser).items()]
+    sections += [subcommand(name, sub, cli) for name, sub in cli.every_command(parser).items()]
     return "\n".join(sections)
 
 
-def subcommands(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentParser]:
-    """Every subcommand's parser, in the order `autograde --help` lists them."""
-    action = next(one for one in parser._actions if isinstance(one, argparse._SubParsersAction))
-    return dict(action.choices)
-
-
 def subcommand(name: str, parser: argparse.ArgumentParser, cli) -> str:
-    """One subcommand: its description, usage, a table of its arguments (defaults
-    included, as `--help` shows them) and its exit statuses."""
+    """One command that runs ('grade', 'rubric check'): its description, usage, a table of its arguments
+    (defaults included, as `--help` shows them) and its exit statuses."""
     rows = [argument(parser, action) for action in parser._actions if action.help is not argparse.SUPPRESS]
     table = "| argument | what it is |\n|---|---|\n" + "\n".join(rows)
     statuses = cli.EXITS.get(name, cli.DEFAULT_EXITS)

@@ -12,8 +12,9 @@ run only in test_attacks.py. Those that meet the OS (imports and the network, re
 instructor's files, processes, kills, reaching other processes by their id) run in every tier (but
 fallback, which refuses: one grading shows it); hangs and exits, whose processes are stopped
 otherwise without a PID namespace, where the supervisor alone stops them (Landlock only); answers
-far larger than asked for in every tier that grades: the grader's own reading of them, its memory
-and its time, is the deployed grader's in that tier's process and user.
+far larger than asked for, and tensors that claim more than they hold (returned_tensors), in every tier
+that grades: the grader's own reading of them, its memory and its time, is the deployed grader's in that
+tier's process and user.
 The threshold attacks (a rule, an evaluation switch, a replaced training routine) run in every tier
 that grades: the grader decides those items from parameters, whatever layers the worker has.
 """

@@ -12,6 +12,8 @@ from support import EXERCISES, ROOT, rubric_file
 
 from autograder import TITLE, __version__, cli, commands, rubric
 from autograder.grading import writers
+from autograder.locations import RUBRIC
+from autograder.roster import shards
 
 
 def points(function: str) -> float:
@@ -64,12 +66,21 @@ def commands_of(parser: argparse.ArgumentParser) -> argparse._SubParsersAction:
     return next(action for action in parser._actions if isinstance(action, argparse._SubParsersAction))
 
 
+def every_command() -> dict[str, argparse.ArgumentParser]:
+    """Every command that runs ('grade', 'rubric check'), and every command that holds others ('rubric')."""
+    parser = cli.build_parser()
+    return {**commands_of(parser).choices, **cli.every_command(parser)}
+
+
 def test_it_describes_every_command_in_one_line_in_the_list_and_in_its_help():
-    listed = {action.dest: action.help for action in commands_of(cli.build_parser())._choices_actions}
-    for name, command in commands_of(cli.build_parser()).choices.items():
-        assert listed[name] and "\n" not in listed[name], f"{name} has no line in the list of commands"
-        assert command.description == listed[name], f"{name} --help does not say what it does"
-        assert listed[name] in " ".join(command.format_help().split())
+    groups = [cli.build_parser(), *[command for command in every_command().values() if command._subparsers]]
+    for group in groups:
+        listed = {action.dest: action.help for action in commands_of(group)._choices_actions}
+        for name, command in commands_of(group).choices.items():
+            assert listed[name] and "\n" not in listed[name], f"{name} has no line in the list of commands"
+            assert command.description == listed[name], f"{name} --help does not say what it does"
+            assert listed[name] in " ".join(command.format_help().split())
+    assert "rubric check" in cli.every_command(cli.build_parser()), "a command's own commands are listed"
 
 
 NAMES = {
@@ -89,11 +100,12 @@ READS = {
     "report": "RESULTS",
     "merge": "RESULTS",
     "similarity": "ROSTER",
+    "rubric check": "RUBRIC",
 }
 
 
 def test_it_names_the_same_thing_the_same_way_in_every_command():
-    for name, command in commands_of(cli.build_parser()).choices.items():
+    for name, command in every_command().items():
         paths = [action for action in command._actions if action.type is Path]
         for action in paths:
             assert (action.metavar or action.dest.upper()) in NAMES, (name, action.dest, action.metavar)
@@ -105,7 +117,7 @@ def test_it_names_the_same_thing_the_same_way_in_every_command():
 
 
 def test_it_shows_the_default_of_every_option_that_has_one():
-    for name, command in commands_of(cli.build_parser()).choices.items():
+    for name, command in every_command().items():
         formatter = command._get_formatter()
         for action in command._actions:
             if action.default not in (None, False, argparse.SUPPRESS) and action.help:
@@ -118,7 +130,7 @@ def test_it_lists_every_commands_exit_statuses_in_its_help():
     parser = cli.build_parser()
     statuses = {commands.EXIT_OK, commands.EXIT_BELOW, commands.EXIT_ERROR}
     assert all(f"\n  {status}  " in parser.format_help() for status in statuses)
-    for name, command in commands_of(parser).choices.items():
+    for name, command in every_command().items():
         help = command.format_help()
         assert "exit status:" in help and f"\n  {commands.EXIT_OK}  " in help, f"{name} --help has no exit statuses"
     grade = commands_of(parser).choices["grade"].format_help()
@@ -140,6 +152,8 @@ MISSING = {  # each command given a path that does not exist, in the place of it
     "report": (["report", "{missing}", "--out", "{out}"], "RESULTS"),
     "merge": (["merge", "{folder}", "{missing}", "--out", "{out}"], "RESULTS"),
     "report --roster": (["report", "{folder}", "--roster", "{missing}", "--out", "{out}"], "LIST"),
+    "merge --roster": (["merge", "{folder}", "--roster", "{missing}", "--out", "{out}"], "LIST"),
+    "rubric check": (["rubric", "check", "{missing}"], "RUBRIC"),
     "similarity": (["similarity", "{missing}", "--out", "{out}"], "ROSTER"),
     "similarity --known": (["similarity", "{folder}", "--known", "{missing}", "--out", "{out}"], "DIR"),
 }
@@ -154,6 +168,111 @@ def test_it_refuses_a_path_that_does_not_exist_saying_so_and_does_nothing(tmp_pa
     printed = capsys.readouterr()
     assert printed.err == f"autograde: {metavar} does not exist: {paths['missing']}\n" and printed.out == ""
     assert not (tmp_path / "out").exists(), "nothing is graded or written"
+
+
+def roster_folder(folder: Path, *students: str) -> Path:
+    """A roster: one fork per student (a folder holding exercises/, empty: nothing here is graded)."""
+    for student in students:
+        (folder / student / "exercises").mkdir(parents=True)
+    return folder
+
+
+WRONG_FOLDERS = {  # a command given a folder that is not what it reads, and the one line that says so
+    "grade-all on an empty folder": (
+        ["grade-all", "{folder}", "--out", "{out}"],
+        "{folder}/ holds no folder to grade (a roster is a folder with one fork per student)",
+    ),
+    "grade-all on one fork": (
+        ["grade-all", "{fork}", "--out", "{out}"],
+        "{fork}/ is one fork (it holds exercises/): grade it with `autograde grade {fork}/`, or give the folder "
+        "that holds the forks",
+    ),
+    "grade on a roster": (
+        ["grade", "{roster}", "--out", "{out}"],
+        "{roster}/ is a roster (2 folders with exercises/): grade it with `autograde grade-all {roster}/ --out "
+        "results/`",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", WRONG_FOLDERS)
+def test_it_refuses_a_folder_that_is_not_what_the_command_reads_in_one_line_and_writes_nothing(tmp_path, capsys, case):
+    arguments, line = WRONG_FOLDERS[case]
+    (tmp_path / "folder").mkdir()
+    (tmp_path / "fork" / "exercises").mkdir(parents=True)
+    (tmp_path / "fork" / "tests").mkdir()
+    paths = {"folder": tmp_path / "folder", "fork": tmp_path / "fork", "out": tmp_path / "out"}
+    paths["roster"] = roster_folder(tmp_path / "roster", "alice", "bob")
+    assert cli.main([argument.format(**paths) for argument in arguments]) == commands.EXIT_ERROR
+    printed = capsys.readouterr()
+    assert printed.err == f"autograde: {line.format(**paths)}\n" and printed.out == ""
+    assert not (tmp_path / "out").exists(), "nothing is graded or written"
+
+
+def gradings(folder: Path, *students: str) -> Path:
+    """A folder of gradings: one results.json per student (a grading that failed: enough to be listed)."""
+    failed = json.dumps({"score": 0, "tests": []})
+    for student in students:
+        (folder / student).mkdir(parents=True)
+        (folder / student / "results.json").write_text(failed)
+    return folder
+
+
+ROSTER_READERS = {
+    "gradebook": ["gradebook", "{results}", "--out", "{out}", "--roster", "{roster}"],
+    "report": ["report", "{results}", "--out", "{out}", "--roster", "{roster}"],
+    "merge": ["merge", "{results}", "--out", "{out}", "--roster", "{roster}"],
+}
+
+
+@pytest.mark.parametrize("command", ROSTER_READERS)
+@pytest.mark.parametrize(
+    ("lines", "meant"),
+    [
+        ("alice\nbob\ndnaa\n", "dnaa names no folder of {results}: did you mean dana?"),
+        ("course-org/alice\ncourse-org/bob\ncourse-org/dana\n", "course-org/alice names no folder of {results}: "
+         "did you mean alice?"),
+    ],
+)  # fmt: skip
+def test_every_command_that_reads_a_roster_file_refuses_a_line_that_misnames_a_folder_saying_which_it_meant(
+    tmp_path, capsys, command, lines, meant
+):
+    paths = {"results": gradings(tmp_path / "results", "alice", "bob", "dana"), "out": tmp_path / "out"}
+    paths["roster"] = tmp_path / "week07.txt"
+    paths["roster"].write_text(lines)
+    assert cli.main([argument.format(**paths) for argument in ROSTER_READERS[command]]) == commands.EXIT_ERROR
+    printed = capsys.readouterr()
+    assert printed.err == (
+        f"autograde: {paths['roster']}: {meant.format(**paths)} (a line is a student's folder name, as grade-all "
+        "names it, or their repository, owner/name)\n"
+    )
+    assert printed.out == "" and not (tmp_path / "out").exists(), "nothing is written"
+
+
+def test_its_gradebook_lists_a_local_rosters_students_by_their_folder_names_each_once(tmp_path, capsys):
+    results = gradings(tmp_path / "results", "alice", "bob", "carol", "dan")
+    (tmp_path / "week07.txt").write_text("# the folders grade-all graded, and zoe\nalice\nbob\ncarol\ndan\nzoe\n")
+    arguments = ["gradebook", str(results), "--out", str(tmp_path / "book"), "--roster", str(tmp_path / "week07.txt")]
+    assert cli.main(arguments) == commands.EXIT_OK
+    assert f"{tmp_path / 'book' / 'overview.md'}: 5 students\n" in capsys.readouterr().out
+    overview = (tmp_path / "book" / "overview.md").read_text()
+    assert all(overview.count(f"| {name} |") == 1 for name in ("alice", "bob", "carol", "dan", "zoe"))
+    assert f"- zoe: `{shards.NOT_GRADED}`" in overview, "a student on the roster but not graded is listed, and why"
+
+
+def test_its_rubric_check_says_what_a_rubric_sets_as_the_module_does_or_the_line_that_is_wrong(tmp_path, capsys):
+    assert cli.main(["rubric", "check"]) == commands.EXIT_OK
+    first, *policies = capsys.readouterr().out.splitlines()
+    graded = rubric.load()
+    assert (
+        first == f"{RUBRIC}: OK, {len(graded.items)} items, {graded.total:g} points, {len(graded.recipes)} thresholds"
+    )
+    assert policies == rubric.describe(graded)[1:]
+    bad = rubric_file(tmp_path / "section.toml", BAD_RUBRICS["a credit above 1"][0])
+    assert cli.main(["rubric", "check", str(bad)]) == commands.EXIT_ERROR
+    printed = capsys.readouterr()
+    assert printed.out == "" and printed.err.startswith(f"autograde: {bad}: {BAD_RUBRICS['a credit above 1'][1]}")
+    assert len(printed.err.splitlines()) == 1
 
 
 def test_its_stub_check_says_that_the_stubs_are_current(capsys):

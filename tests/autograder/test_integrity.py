@@ -175,6 +175,17 @@ NOTED_ATTACKS = {
     "os_exit": {Kind.PROCESS},
     "search_expected": {Kind.GRADER, Kind.FRAMES, Kind.PROC, Kind.FILES, Kind.DYNAMIC},
     "read_memo": {Kind.FILES},
+    # what outlives a worker, reached through ctypes (the queue's name reads as an absolute path)
+    "shared_memory": {Kind.PROCESS},
+    "message_queue": {Kind.PROCESS},
+    "semaphores": {Kind.PROCESS},
+    "posix_message_queue": {Kind.FILES, Kind.PROCESS},
+    "kernel_keys": {Kind.PROCESS},
+    # answers written by a replaced codec, found through the worker's runtime in the calling frames
+    "stride0_gradients": {Kind.FRAMES},
+    "oversized_gradients": {Kind.FRAMES},
+    "overlapping_strides": {Kind.FRAMES},
+    "inflated_storage": {Kind.FRAMES},
     "cpu_hog": {Kind.PROCESS},
     "thread_bomb": {Kind.PATCH, Kind.PROCESS},
     "disk_filler": {Kind.FILES},

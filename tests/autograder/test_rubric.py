@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from support import ROOT, rubric_file
 
-from autograder import checks, rubric, stubs
+from autograder import checks, cli, rubric, stubs
 from autograder.locations import RUBRIC, SUITES
 
 
@@ -214,6 +214,16 @@ def test_its_module_says_what_a_rubric_file_sets_or_why_it_cannot_be_used(tmp_pa
     done = run_module(str(bad))
     assert done.returncode == 2 and done.stdout == "" and len(done.stderr.splitlines()) == 1
     assert done.stderr.startswith(f"rubric: {bad}: [credit] names R9")
+
+
+def test_its_command_says_what_its_module_says_of_a_rubric_file_good_or_bad(tmp_path, capsys):
+    path = rubric_file(tmp_path / "section.toml", POLICIES)
+    assert cli.main(["rubric", "check", str(path)]) == 0
+    said = capsys.readouterr().out
+    assert said == run_module(str(path)).stdout and said.startswith(f"{path}: OK, ")
+    bad = rubric_file(tmp_path / "bad.toml", "[credit]\nR9 = 0.5\n")
+    assert cli.main(["rubric", "check", str(bad)]) == run_module(str(bad)).returncode == 2
+    assert capsys.readouterr().err.removeprefix("autograde: ") == run_module(str(bad)).stderr.removeprefix("rubric: ")
 
 
 def test_its_module_reports_the_total_and_refuses_points_that_do_not_add_up_in_one_line(tmp_path):

@@ -245,12 +245,29 @@ def test_the_student_workflow_runs_the_public_tests_and_summarises_them_per_todo
     assert set(document["on"]) == {"push", "pull_request"}
     job = document["jobs"]["public-tests"]
     python = next(step for step in steps(job) if step.get("uses", "").startswith("actions/setup-python@"))
-    assert python["with"]["python-version"] == "3.11" and python["with"]["cache"] == "pip"
+    assert python["with"]["python-version"] == "3.11"
     runs = [step.get("run", "") for step in steps(job)]
-    assert any("torch==2.13.0 --index-url https://download.pytorch.org/whl/cpu" in run for run in runs)
-    assert "python -m pytest --junitxml=public-tests.xml" in runs
+    assert ".venv/bin/python -m pytest --junitxml=public-tests.xml" in runs
     summary = next(step for step in steps(job) if "summarize.py" in step.get("run", ""))
     assert summary["id"] == "public-tests" and summary["if"] == "${{ !cancelled() }}"
+
+
+def test_the_student_workflow_restores_its_environment_from_a_cache_keyed_on_the_shipped_lock(released):
+    job = load(released / student_repository.WORKFLOW)["jobs"]["public-tests"]
+    names = [step.get("id") or step.get("name") for step in steps(job)]
+    cache = next(step for step in steps(job) if step.get("uses", "").startswith("actions/cache@"))
+    python = next(step for step in steps(job) if step.get("uses", "").startswith("actions/setup-python@"))
+    assert cache["with"]["path"] == ".venv"
+    key = cache["with"]["key"]
+    assert f"${{{{ hashFiles('{student_repository.STUDENT_LOCK}') }}}}" in key
+    assert "${{ runner.os }}" in key and f"${{{{ steps.{python['id']}.outputs.python-version }}}}" in key
+    assert "cache" not in python["with"]  # one cache: the environment, not pip's downloads of it
+    install = next(step for step in steps(job) if "pip install" in step.get("run", ""))
+    assert install["if"] == f"steps.{cache['id']}.outputs.cache-hit != 'true'"  # a warm push installs nothing
+    command = " ".join(install["run"].replace("\\\n", " ").split())
+    assert f".venv/bin/python -m pip install --require-hashes --no-deps -r {student_repository.STUDENT_LOCK}" in command
+    assert names.index(cache["id"]) < names.index(install["name"]) < names.index("public-tests")
+    assert (released / student_repository.STUDENT_LOCK).is_file()
 
 
 def test_the_student_workflows_preview_grade_runs_only_when_the_instructor_enables_it(released):
@@ -285,7 +302,7 @@ def test_the_classroom_release_reports_each_todo_to_classrooms_reporter_pinned_t
     assert job["permissions"] == REPORTER_PERMISSIONS
     reporter = steps(job)[-1]
     assert reporter["uses"] == f"{classroom.REPORTER}@d13b5912daf5042ac1b71bc38bdb4a6bcd61d8ca"  # tag v1
-    summary = next(step for step in steps(job) if step.get("id"))
+    summary = next(step for step in steps(job) if "summarize.py" in step.get("run", ""))
     runners = reporter["with"]["runners"].split(",")
     assert runners == [summary["id"]]  # the reporter reads <RUNNER>_RESULTS, the runner id upper-cased
     assert reporter["env"] == {f"{summary['id'].upper()}_RESULTS": f"${{{{ steps.{summary['id']}.outputs.result }}}}"}

@@ -7,7 +7,10 @@ comprehension <-> loop, helpers extracted or inlined, a copy of only some functi
 reference, and an untouched fork. Comparing is pure data work: the whole roster takes seconds.
 """
 
+import shutil
+
 import pytest
+from similarity_attacks import long_line
 from similarity_corpus import students, write_roster
 
 from autograder.locations import EXERCISES
@@ -97,3 +100,26 @@ def test_it_highlights_the_same_passage_on_both_sides_of_a_renamed_copy(found):
 
 def test_its_independent_students_are_all_in_the_corpus(found):
     assert len(INDEPENDENT) >= 4 and len(COPIERS) >= 9
+
+
+@pytest.fixture(scope="module")
+def with_a_long_line(tmp_path_factory):
+    """The roster and mallory, whose gather_final calls a one-line helper of 64 KB: in ASCII, then with one `é`."""
+    found = {}
+    for character in ("a", "é"):
+        roster = write_roster(tmp_path_factory.mktemp("roster"), EXERCISES)
+        folder = roster / "mallory" / "exercises"
+        shutil.copytree(EXERCISES, folder, ignore=shutil.ignore_patterns("tests", "__pycache__"))
+        module = long_line(64 * 1024, character, base=EXERCISES / "padding.py")
+        (folder / "padding.py").write_text(module, encoding="utf-8")
+        found[character] = run(roster, []).similarity
+    return found
+
+
+def test_a_long_line_outside_ascii_changes_no_pair_and_its_cut_is_reported(with_a_long_line):
+    ascii, other = with_a_long_line["a"], with_a_long_line["é"]
+    assert other.pairs == ascii.pairs and other.known == ascii.known and other.clusters == ascii.clusters
+    assert {frozenset((pair.a, pair.b)) for pair in other.pairs if pair.score >= compare.CLOSE} == COPIES
+    (cut,) = other.cut
+    assert (cut.author, cut.function) == ("mallory", "padding.gather_final") and cut.compared < cut.length
+    assert other.cut == ascii.cut and "'é'" in other.authors["mallory"].functions[cut.function]

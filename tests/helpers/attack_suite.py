@@ -110,6 +110,7 @@ GROUPS = {
         Group("values_and_state"),
         Group("values_and_cheats"),
         Group("answers"),
+        Group("returned_tensors"),
         Group("output", cli=True),
         Group("kills", cli=True),
         Group("spinners"),  # a grading of its own each: the spinners take the processes a thread bomb needs
@@ -117,18 +118,24 @@ GROUPS = {
         Group("reach", cli=True, settle=2.0),  # other processes: the grader, the supervisor, other workers
         Group("thresholds"),  # the grader's training runs: a few minutes of CPU each
         Group("evaluation_switch"),
+        Group("sharing"),  # objects that outlive a worker, reached by number: System V IPC, POSIX queues, keys
     ]
 }
 
 # The groups test_tiers grades in each tier (see its docstring for why these): those that meet the OS
-MEETS_THE_OS = ("imports", "values_and_cheats", "processes", "kills", "disk", "answers", "reach")
+MEETS_THE_OS = ("imports", "values_and_cheats", "processes", "kills", "disk", "answers", "reach", "sharing")
+MEETS_THE_OS += ("returned_tensors",)  # the grader's own reading of an answer: the same in every tier
 # the threshold items are decided by the grader from parameters, whatever the worker's layers: shown in every tier
 THRESHOLDS = ("thresholds", "evaluation_switch")
 # a process's CPU: spinners forked up to the process ceiling, 64 threads; graded in every tier that grades
 CPU = ("spinners", "threads")
 TIER_GROUPS = {
     # a grader's machine, sudo: the deployed grader (test_attacks grades the other groups here: editable)
-    "root": ("imports", "values_and_cheats", "processes", "disk", "answers", "reach", *CPU, *THRESHOLDS),
+    "root": (
+        *("imports", "values_and_cheats", "processes", "disk", "answers", "returned_tensors", "reach", "sharing"),
+        *CPU,
+        *THRESHOLDS,
+    ),
     "docker": (*MEETS_THE_OS, *CPU, *THRESHOLDS),
     "user namespace": (*MEETS_THE_OS, *CPU, *THRESHOLDS),
     "landlock": (*MEETS_THE_OS, "hangs", "exits", *CPU, *THRESHOLDS),
@@ -139,6 +146,7 @@ NOT_DONE = r"is not done yet"
 TIMEOUT = r"did not finish \(timeout\)"
 TOO_LARGE = r"did not finish \(crash\): the answer was \d+ bytes, more than the \d+ allowed"
 LEARNED_NOTHING = r"does not come from what"
+REFUSED = r"(?s)raised PermissionError: \[Errno 1\] .*those calls are refused"  # student.REFUSED_WHILE_GRADING
 ATTACKS = [
     # the grader's own configuration: none of these files is read, so the stubs still earn 0
     Attack(
@@ -282,6 +290,42 @@ ATTACKS = [
         {"rnn_forward": ZERO, "lstm_step": FULL},
         r"raised ValueError: rnn_forward gave up:\n(e\n)+\.\.\. cut: \d+ more lines",
     ),
+    # tensors that claim more than they hold, sent as they are by a changed codec: each checked before any
+    # arithmetic (dense, its own memory, the bytes received, its shape), the grader's memory that of an honest grading
+    Attack(
+        "stride0_gradients",
+        "returned_tensors",
+        ("exercises/recurrence.py",),
+        {"rnn_forward: gradients": ZERO, "rnn_forward: output": FULL, "rnn_forward: initial state": FULL},
+        r"the gradient reaching x is a float32 tensor of shape \(\d+, 3, 5, 4\) that holds each of its values at \d+ "
+        r"positions \(a stride-0 view",
+    ),
+    Attack(
+        "oversized_gradients",
+        "returned_tensors",
+        ("exercises/language_model.py",),
+        {
+            "next_token_loss: gradients": ZERO,
+            "next_token_loss: trains the pattern model": ZERO,
+            "next_token_loss: values": FULL,
+            "next_token_loss: padding": FULL,
+        },
+        r"shape \(32768, 1",
+    ),
+    Attack(
+        "overlapping_strides",
+        "returned_tensors",
+        ("exercises/padding.py",),
+        {"gather_final": ZERO, "masked_mean": FULL},
+        r"gather_final is a float32 tensor of shape \(4, 5\) whose positions overlap in memory",
+    ),
+    Attack(
+        "inflated_storage",
+        "returned_tensors",
+        ("exercises/baseline.py",),
+        {"bag_of_counts": ZERO, "fit_baseline": FULL},
+        r"did not finish \(crash\): its answer could not be read: an entry of its archive is compressed",
+    ),
     # output: bounded, and never read as escapes or workflow commands (graded by the command line)
     Attack("print_flood", "output", ("exercises/padding.py",), {"gather_final": ZERO, "masked_mean": FULL}),
     Attack("print_escapes", "output", ("exercises/recurrence.py",), {"lstm_step": ZERO}),
@@ -303,6 +347,13 @@ ATTACKS = [
     # right answers, and a process that forks twice, leaves its session and ignores every signal it can (here: the
     # processes group's fork bomb would leave it no process to start)
     Attack("orphan_ignores_signals", "reach", ("exercises/baseline.py",), {"bag_of_counts": FULL}),
+    # an answer handed through an object that outlives the worker, by a number any other worker could reach (a
+    # channel between two students of one run, memory left on the machine): each refused, in every tier
+    Attack("shared_memory", "sharing", ("exercises/baseline.py",), {"bag_of_counts": ZERO}, REFUSED),
+    Attack("message_queue", "sharing", ("exercises/padding.py",), {"gather_final": ZERO}, REFUSED),
+    Attack("semaphores", "sharing", ("exercises/initialisation.py",), {"set_forget_bias": ZERO}, REFUSED),
+    Attack("posix_message_queue", "sharing", ("exercises/language_model.py",), {"next_token_loss": ZERO}, REFUSED),
+    Attack("kernel_keys", "sharing", ("exercises/recurrence.py",), {"lstm_step": ZERO}, REFUSED),
     # threshold items whose accuracy does not come from what was learned: a rule, an evaluation-mode switch,
     # a replaced training routine (the other items of those functions are graded too, as they honestly come)
     Attack(

@@ -7,8 +7,10 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 import pytest
+from axe_playwright_python.sync_playwright import Axe
 from playwright.sync_api import Page, sync_playwright
 
+BLOCKING = ("critical", "serious", "moderate")  # axe-core's impacts a page must have none of (issue 48)
 FLAGS = ["--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run"]
 
 
@@ -48,3 +50,14 @@ def opened(url: str, width: int, height: int = 900) -> Iterator[Visit]:
             yield visit
         finally:
             chromium.close()
+
+
+def violations(page: Page) -> list[str]:
+    """What axe-core (every rule, best practices included) finds on the page at BLOCKING impact, one line each:
+    the rule, its impact, how many nodes and the first of them, to read in an assertion message."""
+    found = Axe().run(page).response["violations"]
+    return [
+        f"{rule['id']} ({rule['impact']}, {len(rule['nodes'])} nodes: {[node['target'] for node in rule['nodes'][:5]]})"
+        for rule in found
+        if rule["impact"] in BLOCKING
+    ]

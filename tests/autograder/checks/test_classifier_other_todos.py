@@ -1,9 +1,10 @@
 """The classifier's forward items, graded by the worker, judge forward's own code: another TODO's mistake is its own.
 
 The student's masked_mean (TODO 5) returns float64 (a NumPy mask); their forward pools through it. The
-forward items are graded again with a correct masked_mean in its place (runtime/standins.py, sent with
-those calls only, in a worker of their own) and keep what forward earns, their feedback saying so (a note
-on a passing item); masked_mean loses its own item. The threshold items grade the whole pipeline.
+forward items are graded again with a correct masked_mean in its place (its values computed by the grader,
+runtime/standins.py, asked for by the worker's proxies, in a worker of its own) and keep what forward earns,
+their feedback saying so (a note on a passing item); masked_mean loses its own item. The threshold items grade
+the whole pipeline.
 """
 
 import pytest
@@ -86,8 +87,8 @@ def test_the_workers_runtime_holds_no_answer_that_a_students_function_could_call
     assert any("standins" in item.feedback for item in result.items)
 
 
-# What a student could keep of the stand-ins: forward (right) finds the grader's gather_final bound in the
-# student's padding module while the regrade runs, and keeps its compiled code in every folder it may write;
+# What a student could keep of the stand-ins: forward (right) finds whatever is bound in the student's padding
+# module in gather_final's place while the regrade runs, and keeps its compiled code in every folder it may write;
 # their own gather_final (zeros: nothing to learn from) runs that code wherever it finds it.
 KEEPS_THE_STANDIN = (
     FORWARD_THROUGH_MASKED_MEAN
@@ -101,7 +102,7 @@ KEPT = [Path.home() / "kept", Path.cwd() / "kept", Path("/tmp/kept"), Path("/dev
 
 def _keep_the_standin():
     found = sys.modules["exercises.padding"].gather_final
-    if found.__code__.co_filename != "<the grader's stand-ins>":
+    if found.__code__.co_filename == __file__:  # their own: not graded again yet
         return
     written = 0
     for path in KEPT:
@@ -135,10 +136,9 @@ from pathlib import Path
 def gather_final(output, lengths):
     for path in [Path.home() / "kept", Path.cwd() / "kept", Path("/tmp/kept"), Path("/dev/shm/kept")]:
         try:
-            code = marshal.loads(path.read_bytes())
-        except (OSError, ValueError, EOFError):
+            return types.FunctionType(marshal.loads(path.read_bytes()), {"torch": torch})(output, lengths)
+        except Exception:  # no such file, or code that cannot run here (the proxy needs the grader)
             continue
-        return types.FunctionType(code, {"torch": torch})(output, lengths)
     return torch.zeros_like(output[:, 0])
 """
 
@@ -153,3 +153,74 @@ def test_what_a_students_forward_keeps_of_the_standins_is_gone_before_the_thresh
     trained = [item for item in result.items if item.function == "SequenceClassifier" and "learns" in item.name]
     assert len(trained) == 2 and all(item.score == 0 for item in trained), [(i.name, i.feedback) for i in trained]
     assert all(item.score == 0 for item in result.items if item.function == "gather_final")
+
+
+# What a student could read of the stand-ins while they stand in: forward looks through every frame that called
+# it (locals, globals, and the source of what its module's gather_final is now) for a correct helper's code or
+# text, and raises all it finds (base64, so that no scrubber recognises it); a right forward otherwise.
+RAISES_WHAT_IT_FINDS = (
+    FORWARD_THROUGH_MASKED_MEAN
+    + """
+import base64
+import inspect
+import sys
+
+ANSWER_MARKS = ("index = (lengths - 1).view(-1, 1, 1)", "total = torch.where(real, output")  # runtime/standins.py
+
+
+def _texts(value, depth=0):
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, dict) and depth < 3:
+        for item in value.values():
+            yield from _texts(item, depth + 1)
+    elif isinstance(value, (list, tuple)) and depth < 3:
+        for item in value:
+            yield from _texts(item, depth + 1)
+    elif callable(value):
+        try:
+            yield inspect.getsource(value)
+        except (OSError, TypeError):
+            pass
+
+
+def _found():
+    places = [sys.modules["exercises.padding"].gather_final]
+    frame = sys._getframe(1)
+    while frame is not None:
+        places += [frame.f_locals, {k: v for k, v in frame.f_globals.items() if not k.startswith("__")}]
+        frame = frame.f_back
+    own = inspect.getsource(sys.modules["exercises.padding"])
+    texts = [text for place in places for text in _texts(place) if text not in own]
+    return [text for text in texts if any(mark in text for mark in ANSWER_MARKS)]
+
+
+_forward_as_written = SequenceClassifier.forward
+
+
+def _forward_that_reads(self, tokens, lengths=None):
+    found = _found()
+    if found:
+        raise RuntimeError("FOUND " + base64.b64encode("\\n".join(found).encode()).decode())
+    return _forward_as_written(self, tokens, lengths)
+
+
+SequenceClassifier.forward = _forward_that_reads
+"""
+)
+
+WRONG_GATHER_FINAL = """
+def gather_final(output, lengths):
+    return output[:, 0]  # the first step, not the last real one
+"""
+
+
+@pytest.mark.slow
+def test_a_forward_that_searches_its_callers_finds_nothing_of_the_standins_and_nothing_reaches_its_feedback(tmp_path):
+    result = graded(tmp_path, WRONG_GATHER_FINAL, RAISES_WHAT_IT_FINDS, ["gather_final", "SequenceClassifier"])
+    items = {item.name: item for item in result.items}
+    last = items["SequenceClassifier: last pooling"]
+    assert last.score == last.max_score and "given a correct gather_final" in last.note, (last.feedback, last.note)
+    assert items["gather_final: values"].score == 0
+    for item in result.items:
+        assert "FOUND" not in item.feedback and "FOUND" not in item.note, (item.name, item.feedback)

@@ -2,7 +2,8 @@
 
 The browser is the system's (Debian's `chromium`, which `.ci/run` installs; the runner's Chrome in
 GitHub's CI, named by REPORT_BROWSER), driven by Playwright with `executable_path`: Playwright's
-own browser download is never used. The page and a screenshot are left in tests/output/.
+own browser download is never used. axe-core finds nothing critical, serious or moderate on it, at a desktop's
+width and a phone's (issue 48). The page and a screenshot are left in tests/output/.
 """
 
 import re
@@ -11,7 +12,7 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
-from browser import opened
+from browser import opened, violations
 from support import ROOT, appended_to, build_submission, replace_in
 
 from autograder import cli, rubric, stubs
@@ -102,3 +103,17 @@ def test_the_report_opens_in_a_real_browser_shows_the_class_and_fetches_nothing(
     assert statistics_rows == [item.name for item in selected.items], "facility and discrimination for every item"
     assert todo_mistakes == len(selected.functions)
     print(f"\nscreenshot {OUTPUT / 'class-report.png'}; misconception table {shown}; {headline}")
+
+
+@pytest.mark.browser  # the roster graded above, then a browser start per width
+@pytest.mark.parametrize("screen", [1100, 390])
+def test_axe_finds_nothing_critical_serious_or_moderate_on_the_report_and_a_phone_scrolls_only_its_tables(
+    report, screen
+):
+    with opened(report.as_uri(), screen) as visit:
+        found = violations(visit.page)
+        wide = visit.page.evaluate("document.documentElement.scrollWidth")
+        landmarks = visit.page.locator("body > header, body > nav, body > main").count()
+    assert found == [], f"at {screen} px:\n" + "\n".join(found)
+    assert wide <= screen, f"the page is {wide} px wide on a {screen} px screen: only a table may scroll sideways"
+    assert landmarks == 3

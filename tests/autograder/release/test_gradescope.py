@@ -87,9 +87,10 @@ FORMS = ("repository", "zip", "loose")  # uploaded from GitHub, as a zip of the 
 # The reference is graded in every form: a correct upload earns every point however it came. Where the upload
 # sits changes nothing of what the stubs earn or what the attacks reach (the grader's disk, the same in every
 # form), so each of those is graded once, in a form of its own: every form grades more than one submission.
-FORMS_OF = {"reference": FORMS, "stubs": ("loose",), "attacks": ("zip",)}
+FORMS_OF = {"reference": FORMS, "stubs": ("loose",), "attacks": ("zip",), "sharing": ("repository",)}
 DOCKER = tiers.TIERS["docker"]  # root without CAP_SYS_ADMIN, user namespaces refused by seccomp: Gradescope's
 ATTACKS = suite.GROUPS["values_and_cheats"]  # import_solutions, search_expected, read_memo read the grader's disk
+SHARING = suite.GROUPS["sharing"]  # System V IPC, a POSIX message queue, kernel keys: what outlives the worker
 RUBRIC = rubric.load()
 
 
@@ -137,23 +138,25 @@ def gradings(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict]:
     deployed.gradescope_image()  # built once, before the gradings start
     folder = tmp_path_factory.mktemp("gradescope")
     built = suite.build(ATTACKS, tiers.work_folder(folder / "attacks", DOCKER))
+    sharing = suite.build(SHARING, tiers.work_folder(folder / "sharing", DOCKER))
     bases = {
         "reference": build_submission(folder / "reference"),
         "stubs": build_submission(folder / "stubs", EXERCISES),
     }
-    bases["attacks"] = built.submission
+    bases["attacks"], bases["sharing"] = built.submission, sharing.submission
     cases = [(base, form) for base in bases for form in FORMS_OF[base]]
     with ThreadPoolExecutor(2) as pool:
         futures = {case: pool.submit(grade_one, bases[case[0]], folder / "-".join(case), case[1]) for case in cases}
         done = {case: future.result() for case, future in futures.items()}
     try:
-        done["traces"] = attack_traces(built)
+        done["traces"] = attack_traces(built) + attack_traces(sharing)
         yield done
     finally:
-        built.server.close()
-        suite.kill_all(built.tokens)
-        for mark in built.marks.values():
-            mark.unlink(missing_ok=True)
+        for one in (built, sharing):
+            one.server.close()
+            suite.kill_all(one.tokens)
+            for mark in one.marks.values():
+                mark.unlink(missing_ok=True)
 
 
 def grade_one(submission: Path, folder: Path, form: str) -> tuple[subprocess.CompletedProcess, dict]:
@@ -197,20 +200,38 @@ def test_its_own_scripts_grade_the_stubs_zero(gradings, form):
     assert unfinished == [], f"found, but not as the stubs: {unfinished}"  # each item met its TODO's stub
 
 
+def honestly_earned(done_and_document: tuple[subprocess.CompletedProcess, dict], group: suite.Group) -> dict:
+    """The grading's results.json, once each attack of `group` was found to earn exactly its honest items."""
+    done, document = done_and_document
+    assert done.returncode == 0, done.stderr[-3000:]
+    graded = suite.Graded(results=json.dumps(document))
+    for attack in suite.members(group):
+        assert suite.item_problems(graded, attack.expected, attack.feedback) == [], attack.name
+    return document
+
+
 @pytest.mark.deployed
 @pytest.mark.parametrize("form", FORMS_OF["attacks"])
 def test_its_own_scripts_give_the_file_reading_attacks_only_what_they_honestly_earn(gradings, form):
-    done, document = gradings[("attacks", form)]
-    assert done.returncode == 0, done.stderr[-3000:]
-    graded = suite.Graded(results=json.dumps(document))
-    for attack in suite.members(ATTACKS):
-        assert suite.item_problems(graded, attack.expected, attack.feedback) == [], attack.name
+    document = honestly_earned(gradings[("attacks", form)], ATTACKS)
     zero = {function for attack in suite.members(ATTACKS) for function, got in attack.expected.items() if got == "zero"}
     assert {"set_forget_bias", "sample", "fit_baseline"} <= zero  # import_solutions', search_expected's, read_memo's
     kept = deployed.gradescope_image() / "venv" / MEMO
     assert sorted(kept.glob("baseline.fit_baseline.*")), "setup.sh kept no answer: read_memo would prove nothing"
-    honest = sum(item.points for item in RUBRIC.items if item.function not in zero)
+    honest = RUBRIC.total - sum(item.points for item in RUBRIC.items if item.function in zero)
     assert document["score"] == honest, document["output"][-2000:]
+    assert gradings["traces"] == []
+
+
+@pytest.mark.deployed
+@pytest.mark.parametrize("form", FORMS_OF["sharing"])
+def test_its_own_scripts_give_what_outlives_a_worker_nothing_and_leave_none_of_it(gradings, form):
+    document = honestly_earned(gradings[("sharing", form)], SHARING)
+    zero = {function for attack in suite.members(SHARING) for function in attack.expected}
+    honest = RUBRIC.total - sum(item.points for item in RUBRIC.items if item.function in zero)
+    assert document["score"] == honest, document["output"][-2000:]
+    left = record.from_dict(document["extra_data"]["isolation"]).left_behind
+    assert left is not None and {"ipc", "keys"} <= set(left.checked) and left.proven_none, left
     assert gradings["traces"] == []
 
 

@@ -1,11 +1,13 @@
 """Which known mistakes' calls the release ships (`public_mistakes.select`), on records made up here."""
 
 import random
+import shutil
 from typing import Any
 
 import pytest
 
 from autograder.checks import catalogue
+from autograder.locations import PUBLIC_TESTS
 from autograder.release import public_mistakes
 
 SAME = public_mistakes.public_conftest().same
@@ -101,3 +103,15 @@ def test_it_keeps_what_comparing_every_pair_of_variants_keeps(seed):
     values, expected = public_mistakes.select(made, SAME), every_pair(made)
     assert {test: kept(values, test) for test in made} == expected.shipped["tests"]
     assert (values.visible, values.named) == (expected.visible, expected.named)
+
+
+@pytest.mark.release  # the real recording child, over one public test file
+def test_its_recording_reports_each_public_test_it_ran_n_of_n(tmp_path):
+    for name in ("conftest.py", "test_baseline.py"):
+        shutil.copyfile(PUBLIC_TESTS / name, tmp_path / name)
+    steps = []
+    with public_mistakes.reporting(lambda done, total, label: steps.append((done, total, label))):
+        recorded = public_mistakes.record(tmp_path)
+    total = steps[0][1]
+    assert steps[0] == (0, total, "") and [done for done, _, _ in steps] == list(range(total + 1))
+    assert all(label.startswith("test_baseline.py::") for *_, label in steps[1:]) and recorded

@@ -23,12 +23,13 @@ from autograder.checks import (
     classifier,
     initialisation,
     language_model,
+    medians,
     padding,
     recurrence,
     thresholds,
     variants,
 )
-from autograder.locations import PUBLIC_TESTS, RUNTIME
+from autograder.locations import LOCK, PUBLIC_TESTS, RUNTIME
 from autograder.release import public_mistakes, student_repository
 from autograder.release.public_tests import todo_map
 from autograder.runtime import training
@@ -108,6 +109,8 @@ def test_its_training_check_is_the_graders_own_recipe_settings_and_wording(relea
     assert (check / "recipe.py").read_bytes() == (RUNTIME / "training.py").read_bytes()
     assert (check / "language_model.py").read_bytes() == (RUNTIME / "language_model.py").read_bytes()
     assert (check / "seeds.py").read_bytes() == (RUNTIME / "seeds.py").read_bytes()
+    assert (check / "medians.py").read_bytes() == Path(medians.__file__).read_bytes()  # seeds decided early
+    assert (check / "dynamo.py").read_bytes() == (RUNTIME / "dynamo.py").read_bytes()  # torch._dynamo's stand-in
     assert (check / "forget_gate.py").read_text().count("set_forget_bias(rnn, value)") == 1  # not the grader's own
     shipped = json.loads((check / "settings.json").read_text())["items"]
     assert shipped == {recipe.name: recipe.settings for recipe in rubric.load().recipes}
@@ -123,6 +126,74 @@ def test_its_training_check_trains_and_evaluates_on_rows_the_grader_never_uses(r
         used_by_grader = {grader.held_out, *(grader.train + seed for seed in recipe.seeds)}
         assert not used & used_by_grader, f"{recipe.describe}: seeds {used & used_by_grader} are the grader's"
         assert seeds.held_out not in {seeds.train + seed for seed in recipe.seeds}, "it would test on training rows"
+
+
+def reference_student(released: Path, folder: Path) -> Path:
+    """The released repository with the reference's modules as the student's."""
+    shutil.copytree(released, folder, ignore=shutil.ignore_patterns(".git"))
+    for path in SOLUTIONS.glob("*.py"):
+        shutil.copyfile(path, folder / "exercises" / path.name)
+    return folder
+
+
+def check_training(folder: Path, *arguments: str) -> subprocess.CompletedProcess:
+    env = {key: value for key, value in os.environ.items() if key != "PYTHONPATH"}
+    command = [sys.executable, "-m", "exercises.check_training", *arguments]
+    return subprocess.run(command, cwd=folder, env=env, capture_output=True, text=True, timeout=600)
+
+
+PADDED = "SequenceClassifier: learns padded rows"  # the quickest classifier item: the reference stops at epoch 3
+
+
+def test_its_training_check_stops_as_the_grader_does_and_reaches_the_verdict_of_full_length(released, tmp_path):
+    student = reference_student(released, tmp_path / "student")
+    recipe = rubric.load().recipe("SequenceClassifier", "learns_padded_rows")
+    level = recipe.threshold + recipe.settings["stop_margin"]
+    stopped = check_training(student, "--only", PADDED)
+    full = check_training(student, "--only", PADDED, "--full-length")
+    assert stopped.returncode == full.returncode == 0, stopped.stdout + stopped.stderr + full.stderr
+    assert stopped.stdout.startswith(f"{PADDED}: reaches the threshold\n{recipe.describe}:\n  median accuracy ")
+    assert full.stdout.startswith(f"{PADDED}: reaches the threshold\n{recipe.describe}:\n  median accuracy ")
+    stops = re.findall(r"Seed (\d) stopped at epoch (\d) of (\d): (\S+) ≥ (\S+) ", stopped.stdout)
+    assert [seed for seed, *_ in stops] == ["0", "1"] and "Seed 2 was not needed" in stopped.stdout
+    for _, epoch, last, accuracy, shown in stops:
+        assert int(epoch) < int(last) == recipe.settings["epochs"]
+        assert float(accuracy) >= float(shown) == round(level, 2)
+    assert "stopped at epoch" not in full.stdout and "not needed" not in full.stdout  # every seed, every epoch
+
+
+def test_its_training_check_trains_one_seed_at_a_time_with_one_job_to_the_same_figures(released, tmp_path):
+    student = reference_student(released, tmp_path / "student")
+    together = check_training(student, "--only", PADDED)
+    alone = check_training(student, "--only", PADDED, "--jobs", "1")
+    assert together.returncode == alone.returncode == 0, together.stderr + alone.stderr
+    assert together.stdout == alone.stdout  # each training one thread, its own process or not: it repeats exactly
+
+
+# -- the lock the workflow installs: the grader's pins and hashes, cut down to the student's dependencies ---------
+def lock_entries(text: str) -> dict[str, str]:
+    """Each package of a lock: its name -> its lines (pin, hashes, `# via`)."""
+    return {name: block for name, (block, _) in student_repository._lock_blocks(text).items()}
+
+
+def test_it_ships_a_lock_with_the_graders_pins_and_hashes_for_every_package_the_student_needs(released):
+    shipped = lock_entries((released / student_repository.STUDENT_LOCK).read_text())
+    grader = lock_entries(LOCK.read_text())
+    assert shipped.items() <= grader.items()  # byte for byte the grader's lines
+    assert shipped["torch"].startswith("torch==2.13.0+cpu \\\n    --hash=sha256:")
+    student = tomllib.loads((released / "pyproject.toml").read_text())["project"]["dependencies"]
+    assert {re.split(r"[=<>]", spec)[0] for spec in student} <= set(shipped)
+    assert {"scipy", "joblib", "iniconfig", "sympy"} <= set(shipped)  # what they pull in, by the lock's `# via`
+    assert all("--hash=sha256:" in block for block in shipped.values())
+
+
+def test_its_lock_leaves_out_what_no_student_dependency_pulls_in(monkeypatch, tmp_path):
+    grader = tmp_path / "requirements.lock"
+    extra = f"matplotlib==3.9.0 \\\n    --hash=sha256:{'0' * 64}\n    # via week07-recurrent-networks\n"
+    grader.write_text(LOCK.read_text() + extra)
+    monkeypatch.setattr(student_repository, "LOCK", grader)
+    shipped = lock_entries(student_repository.student_lock().decode())
+    assert "matplotlib" not in shipped and "torch" in shipped
 
 
 # -- the mistakes' values: numbers from the public tests' inputs only --------------------------------

@@ -66,6 +66,8 @@ def test_it_grades_every_student_and_records_a_submission_it_cannot_grade(class_
     assert 0 < marks["cy"] < full_marks()  # masked_mean still earns its points
     dee = json.loads((out / "dee" / "results.json").read_text())
     assert "has no exercises/ folder" in dee["output"]
+    (why,) = [outcome.detail for outcome in outcomes if outcome.student == "dee"]
+    assert why == dee["output"], "the terminal says why, as results.json does"
 
 
 def test_it_skips_unchanged_submissions_and_regrades_changed_ones(tmp_path):

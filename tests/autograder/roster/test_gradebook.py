@@ -11,7 +11,7 @@ from autograder import cli, rubric
 from autograder.grading import writers
 from autograder.grading.grade import failed_grading
 from autograder.grading.results import Failure, GradingResult, ItemResult
-from autograder.roster import gradebook, merge
+from autograder.roster import gradebook, merge, shards
 
 ONLY = ["gather_final", "masked_mean"]
 LAST_STEP = "output[:, -1]"  # the catalogue's G1: the state after the padding
@@ -109,7 +109,7 @@ def test_it_records_each_students_deadline_and_the_time_of_the_commit_graded_and
         ("dave", "results.json unreadable (JSONDecodeError)"),
         ("erin", "no commit before the deadline 2026-12-04T23:59:00+00:00"),
         ("frank", "no results.json"),
-        ("gina", "no results: the grading job uploaded nothing"),
+        ("gina", shards.NOT_GRADED),  # on the local roster, never graded
     ],
 )
 def test_it_lists_a_student_without_a_valid_grading_with_the_reason_and_no_total(written, student, error):

@@ -8,7 +8,7 @@ from autograder import cli, rubric
 from autograder.grading import writers
 from autograder.grading.grade import failed_grading
 from autograder.grading.results import Failure
-from autograder.roster import merge, shard_job
+from autograder.roster import merge, shard_job, shards
 
 
 def grading(source: Path, student: str, graded_at: str | None, score: str) -> Path:
@@ -85,7 +85,7 @@ def test_it_names_every_student_whose_newest_grading_gives_no_grade_with_the_rea
     roster.write_text("course/alice\ncourse/eve\ncourse/hal\n")  # hal's shard uploaded nothing
     assert cli.main(["merge", *map(str, runs), "--out", str(tmp_path / "merged"), "--roster", str(roster)]) == 0
     out = capsys.readouterr().out
-    assert f"  no grade for course/hal: {merge.NOTHING_UPLOADED}\n" in out
+    assert f"  no grade for course/hal: {shards.NOTHING_UPLOADED}\n" in out
     assert f"  no grade for course__eve: {shard_job.CUT}\n" in out
     assert "  no grade for course__fay: no results: its grading was cut (no results.json)\n" in out
     assert "  no grade for course__gus: not graded: grader error (grader error in gather_final: " in out

@@ -3,6 +3,7 @@
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 from support import ROOT
@@ -48,6 +49,38 @@ def test_it_reads_a_deadline_after_the_repository_for_that_student_only():
 def test_it_refuses_a_line_that_is_not_a_repository_and_a_deadline(line, problem):
     with pytest.raises(shards.RosterError, match=f"roster line 2: .*{problem}"):
         shards.parse(f"course/ok\n{line}\n")
+
+
+def test_it_reads_a_local_rosters_folder_names_beside_repositories_for_the_commands_that_read_gradings():
+    text = "# a local roster\nalice\ncourse/bob-week07\nalice\ncarol.v2  2026-12-06T23:59:00+01:00\n"
+    assert names(shards.parse(text, folders=True)) == ["alice", "course/bob-week07", "carol.v2"]
+    with pytest.raises(shards.RosterError, match=r"line 2: 'alice' is a folder's name, not a repository .*workflow"):
+        shards.parse(text)  # the workflow clones repositories: a folder's name is no use there
+    with pytest.raises(shards.RosterError, match=r"line 1: '\.hidden' is not a repository .* or a folder's name"):
+        shards.parse(".hidden\n", folders=True)
+
+
+def test_it_finds_the_folder_a_misspelt_line_meant_by_edit_distance_ignoring_owners_and_shared_affixes():
+    lines = ["course/week07-alice", "course/week07-dnaa", "course/week07-bob"]
+    assert shards.closest("course/week07-dnaa", ["course/week07-dana", "course/week07-zed"], lines) == [
+        "course/week07-dana"
+    ]
+    assert shards.closest("course/week07-alice", ["alice", "bob"], lines) == ["alice"]  # a local folder's name
+    # GitHub Classroom's names share 'week07-': it makes no two students alike
+    classroom = ["course/week07-alice", "course/week07-zed"]
+    assert shards.closest("course/week07-alice", ["course/week07-bob"], classroom) == []
+    assert shards.closest("hal", ["bob", "fay", "gus"], ["hal", "ada"]) == []
+
+
+def test_it_refuses_a_line_that_misnames_a_folder_and_lists_a_line_with_no_folder_and_nothing_close():
+    folders = {"course__alice": "course/alice", "course__dana": "course/dana", "bob": "bob"}
+    with pytest.raises(
+        shards.RosterError, match=r"^week07.txt: course/dnaa names no folder of results: did you mean course/dana\?"
+    ):
+        shards.check_names(Path("week07.txt"), ["course/alice", "course/dnaa", "bob"], folders, "results")
+    shards.check_names(Path("week07.txt"), ["course/alice", "course/dana", "bob", "course/hal"], folders, "results")
+    assert shards.without_folder(["course/alice", "course__dana", "bob", "course/hal"], folders) == ["course/hal"]
+    assert shards.no_folder("course/hal") == shards.NOTHING_UPLOADED and shards.no_folder("hal") == shards.NOT_GRADED
 
 
 def test_it_refuses_the_same_repository_twice_with_different_deadlines():

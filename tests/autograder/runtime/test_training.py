@@ -47,3 +47,24 @@ def test_a_run_sent_with_the_opened_gate_starts_where_the_grader_opens_it_itself
     again = next(training.classifier_epochs(in_package("solutions"), *run.args[:4]))  # opened here, the old way
     assert set(sent.args[0][training.OPENED]) == {name for name in initial if name.startswith("rnn.bias")}
     assert all(torch.equal(first.state_dict()[name], again.state_dict()[name]) for name in initial)
+
+
+# -- the student's check stops by the grader's rule, measuring between epochs (python -m exercises.check_training) --
+def test_a_training_measured_after_every_epoch_ends_as_the_one_never_measured():
+    """The check measures its held-out rows between epochs: its last epoch is the uninterrupted run's."""
+    resolve = {"language_model.next_token_loss": language_model.next_token_loss}.__getitem__
+    recipe = {**RECIPE, "epochs": 5}
+    run = training.Run("harness.train_pattern_model", (recipe, TOKENS, TOKENS[:, :-1]), TOKENS[:, 1:])
+    model = None
+    for model in training.epochs_of(resolve, run):
+        training.held_out_accuracy(resolve, run, model)
+    uninterrupted = training.train_pattern_model(resolve, recipe, TOKENS, TOKENS[:, :-1])
+    assert torch.equal(training.predict_pattern(model, TOKENS[:, :-1]), uninterrupted)
+
+
+def test_the_stop_rule_stops_at_the_first_checked_epoch_at_the_level_or_at_the_last():
+    stop = training.Stop.of({"epochs": 6, "threshold": 0.7, "stop_margin": 0.05, "check_every": 2})
+    assert stop.level == pytest.approx(0.75)
+    assert [epoch for epoch in range(1, 7) if stop.checked(epoch)] == [2, 4, 6]
+    assert not stop.stops(2, 0.74) and stop.stops(4, 0.75) and stop.stops(6, 0.1)
+    assert training.Stop.of({"epochs": 6, "threshold": 0.7}).level is None  # no stop_margin: never early

@@ -15,7 +15,7 @@ from attack_suite import processes_with
 from support import ROOT
 
 from autograder.sandbox import leftovers, record, uid
-from autograder.sandbox.leftovers import ADOPTED, CGROUP, UID, Leftovers, Trace
+from autograder.sandbox.leftovers import ADOPTED, CGROUP, IPC, KEYS, UID, Leftovers, Trace
 
 # a process the supervisor lost: double-forked, in a session of its own, every catchable signal ignored,
 # under the worker's seccomp filter (or its uid); the middle process ends, so the grader adopts the last one
@@ -90,8 +90,46 @@ def test_it_finds_and_kills_every_process_of_the_workers_uid():
     lease = uid.Lease()
     try:
         lose(mark, "plain", tuple(uid.command(lease.uid)))
-        assert leftovers.clear(Trace(uid=lease.uid)) == Leftovers((UID,), {UID: 1})
+        assert leftovers.clear(Trace(uid=lease.uid)) == Leftovers((UID, IPC, KEYS), {UID: 1, IPC: 0, KEYS: 0})
         assert processes_with(mark) == []
+    finally:
+        lease.release()
+
+
+# what a worker whose seccomp layer failed could leave as its uid: a shared memory segment of 64 MiB (memory no
+# cgroup counts), a message queue with a message in it, a semaphore set, and a key in its user keyring
+OUTLASTING = (
+    "import ctypes, os\n"
+    "libc = ctypes.CDLL(None, use_errno=True)\n"
+    "libc.syscall.restype = ctypes.c_long\n"
+    "segment = libc.shmget(0, 64 << 20, 0o1000 | 0o666)\n"
+    "queue = libc.msgget(0, 0o1000 | 0o666)\n"
+    "message = (ctypes.c_long * 2)(1, 42)\n"
+    "sent = libc.msgsnd(queue, message, 8, 0)\n"
+    "semaphores = libc.semget(0, 1, 0o1000 | 0o666)\n"
+    "key = libc.syscall({add_key}, b'user', b'autograde-test', b'answer', 6, -4)\n"
+    "print(min(segment, queue, sent, semaphores, key) >= 0)\n"
+)
+
+
+@pytest.mark.skipif(not uid.possible(), reason="a uid of the worker's own needs a root grader")
+def test_it_removes_the_system_v_objects_and_keys_of_the_workers_uid_and_counts_them():
+    from autograder.sandbox import ipc, seccomp
+
+    lease = uid.Lease()
+    try:
+        before = ipc.keys(lease.uid)
+        code = OUTLASTING.format(add_key=seccomp.ARCHITECTURES[os.uname().machine][1]["add_key"])
+        made = subprocess.run([*uid.command(lease.uid), sys.executable, "-c", code], capture_output=True, text=True)
+        assert made.stdout.split() == ["True"], made.stdout + made.stderr
+        assert sorted(item.kind for item in ipc.objects(lease.uid)) == ["msg", "sem", "shm"]
+        left = leftovers.clear(Trace(uid=lease.uid, keys_before=before))
+        assert left.found[IPC] == 3 and left.found[KEYS] >= 1 and not left.proven_none, left
+        assert "3 System V object(s)" in str(left) and "kernel key(s)" in str(left)
+        assert ipc.objects(lease.uid) == []
+        assert wait_for(lambda: ipc.keys(lease.uid) <= max(before, 1) or None, "the uid's key stayed")
+        later = leftovers.clear(Trace(uid=lease.uid, keys_before=ipc.keys(lease.uid)))
+        assert later.found[IPC] == 0 and later.found[KEYS] == 0, later  # what the kernel keeps is no leftover
     finally:
         lease.release()
 
@@ -159,7 +197,8 @@ def test_a_worker_that_left_a_process_is_looked_after_by_every_mark_its_layers_g
             assert Remote(worker).run("leave.leave", mark).value == 1
             assert processes_with(mark) != []  # alive while the worker is
         left = worker.isolation.left_behind
-    wanted = [name for name, on in ((CGROUP, plan.cgroup), (UID, plan.uid), (ADOPTED, plan.seccomp)) if on]
+    marks = ((CGROUP, plan.cgroup), (UID, plan.uid), (ADOPTED, plan.seccomp), (IPC, plan.uid), (KEYS, plan.uid))
+    wanted = [name for name, on in marks if on]
     assert left is not None and list(left.checked) == wanted, left
     assert left.proven_none, left  # the supervisor ended it first: the grader found nothing of it
     assert processes_with(mark) == []

@@ -191,3 +191,52 @@ def test_its_other_process_test_would_see_a_process_reached_without_the_filter()
     found, _ = tried("none")
     assert found["victim"]["prlimit"] == "OSError" and found["victim"]["sched_setaffinity"] == "OSError", found
     assert found["victim"]["setpriority"] == "allowed" and found["parent"]["getpriority"] == "allowed", found
+
+
+@pytest.mark.parametrize("machine", sorted(seccomp.ARCHITECTURES))
+def test_its_filter_refuses_every_object_that_outlives_a_process(machine):
+    arch, numbers = seccomp.ARCHITECTURES[machine]
+    code = seccomp.program(seccomp.WORKER_RULES + seccomp.SHARED_OBJECTS + seccomp.OTHER_PROCESSES, machine)
+    for name, _, error in seccomp.SHARED_OBJECTS:
+        assert run_filter(code, arch, numbers[name], 0) == seccomp.RET_ERRNO | error == seccomp.RET_ERRNO | errno.EPERM
+    assert run_filter(code, arch, numbers["shmget"] + 1000, 0) == seccomp.RET_ALLOW
+
+
+SHARED = (
+    ATTEMPT
+    + """
+import ctypes, os, sys
+from autograder.sandbox import seccomp
+libc = ctypes.CDLL(None, use_errno=True)
+libc.syscall.restype = ctypes.c_long
+IPC_PRIVATE, IPC_CREAT, IPC_RMID = 0, 0o1000, 0
+KEY_SPEC_PROCESS_KEYRING = -2
+def called(number, *args):
+    def call():
+        if libc.syscall(number, *args) < 0:
+            raise OSError(ctypes.get_errno(), os.strerror(ctypes.get_errno()))
+    return call
+numbers = seccomp.ARCHITECTURES[os.uname().machine][1]
+if sys.argv[1] == "filtered":
+    seccomp.install()
+segment = libc.syscall(numbers["shmget"], IPC_PRIVATE, 4096, IPC_CREAT | 0o600)
+if segment >= 0:
+    libc.syscall(numbers["shmctl"], segment, IPC_RMID, None)  # made by the unfiltered run: removed at once
+print("allowed" if segment >= 0 else "PermissionError" if ctypes.get_errno() == 1 else ctypes.get_errno())
+if sys.argv[1] != "filtered":
+    sys.exit()  # only the segment, removed: the others would outlive this test
+print(attempt(called(numbers["msgget"], IPC_PRIVATE, IPC_CREAT | 0o600)))
+print(attempt(called(numbers["semget"], IPC_PRIVATE, 1, IPC_CREAT | 0o600)))
+print(attempt(called(numbers["mq_open"], b"autograde-test", os.O_RDONLY, 0o600, None)))
+print(attempt(called(numbers["add_key"], b"user", b"autograde-test", b"x", 1, KEY_SPEC_PROCESS_KEYRING)))
+print(attempt(called(numbers["keyctl"], 0, KEY_SPEC_PROCESS_KEYRING, 0)))
+"""
+)
+
+
+@pytest.mark.skipif(not seccomp.supported(), reason="no filter written for this architecture")
+def test_a_filtered_process_makes_no_shared_memory_message_queue_semaphore_or_key():
+    done = subprocess.run([sys.executable, "-c", SHARED, "filtered"], capture_output=True, text=True, timeout=60)
+    assert done.stdout.split() == ["PermissionError"] * 6, done.stdout + done.stderr
+    unfiltered = subprocess.run([sys.executable, "-c", SHARED, "open"], capture_output=True, text=True, timeout=60)
+    assert unfiltered.stdout.split() == ["allowed"], unfiltered.stdout + unfiltered.stderr

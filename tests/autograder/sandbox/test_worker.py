@@ -151,6 +151,14 @@ def reach_parent():
     time.sleep(0.5)
     return found
 
+def ipc():  # its IPC namespace, and whether it may make a shared memory segment (removed at once if it could)
+    import ctypes
+    libc = ctypes.CDLL(None, use_errno=True)
+    segment = libc.shmget(0, 4096, 0o1000 | 0o600)
+    if segment >= 0:
+        libc.shmctl(segment, 0, None)
+    return {"namespace": os.readlink("/proc/self/ns/ipc"), "shmget": segment >= 0}
+
 def spawn_and_hang(started, token):
     code = f"import time; open({started!r}, 'w').write('started'); print('started', flush=True); time.sleep(60)"
     subprocess.Popen([sys.executable, "-c", code, token], start_new_session=True)
@@ -391,7 +399,7 @@ def test_it_checks_the_gradings_deadline_after_each_call(worker):
 
 # -- the OS-level protections, in every tier -------------------------------------------------------
 CHECKS = """
-import json, secrets, sys
+import json, os, secrets, sys
 from pathlib import Path
 from autograder.sandbox import Worker, WorkerLimits, zygote
 from autograder.student import Remote, StudentError
@@ -408,6 +416,7 @@ with Worker(Path(sandbox) / "submission", Path(sandbox), WorkerLimits(max_proces
     except StudentError as error:
         found["write"] = str(error).splitlines()[0]
     found["spawn"] = remote.run("probe.spawn", 100).value
+    found["ipc"], found["grader_ipc"] = remote.run("probe.ipc").value, os.readlink("/proc/self/ns/ipc")
     found["warm"], token = worker.warm, secrets.token_hex(8)
     if worker.warm:  # a second worker forked from the same parent: nothing of the first, the parent out of its reach
         remote.run("probe.leave_traces", token)
@@ -528,6 +537,16 @@ def test_it_gives_the_worker_no_network_where_the_tier_allows(tier, checked):
 def test_it_keeps_what_the_worker_writes_to_tmp_inside_the_worker_where_the_tier_allows(tier, checked):
     found = checked(tier)
     assert (not found["wrote_outside"]) == tiers.expected(tier).private_tmp, f"{found['write']} in the {tier.name} tier"
+
+
+@pytest.mark.parametrize("tier", tier_cases())
+def test_it_gives_the_worker_an_ipc_namespace_of_its_own_where_it_has_namespaces_and_no_shared_memory_anywhere(
+    tier, checked
+):
+    found = checked(tier)
+    own = found["ipc"]["namespace"] != found["grader_ipc"]
+    assert own == bool(tiers.expected(tier).namespaces), f"{found['ipc']} in the {tier.name} tier"
+    assert found["ipc"]["shmget"] is False, f"a shared memory segment was made in the {tier.name} tier"
 
 
 @pytest.mark.parametrize("tier", tier_cases())

@@ -2,20 +2,25 @@
 
 import os
 import shutil
+from dataclasses import replace
 
 import pytest
+from similarity_attacks import CALLER, elements, long_line
 
 from autograder.locations import EXERCISES, SOLUTIONS
-from autograder.similarity.extract import Week, read_work
+from autograder.similarity import extract
+from autograder.similarity.extract import Week, module_functions, read_work
+from autograder.similarity.fingerprints import Hasher
 from autograder.similarity.records import AuthorKind
 from autograder.similarity.run import run
 
 LIMIT = 64 * 1024
+NODES = 10_000
 
 
 @pytest.fixture(scope="module")
 def week():
-    return Week.load(LIMIT)
+    return Week.load(LIMIT, NODES)
 
 
 def fork(tmp_path, name="student", modules=None):
@@ -154,3 +159,45 @@ def test_it_places_passages_right_after_text_that_is_not_ascii_or_breaks_lines_f
     passages = {text[s.start : s.end] for spans in work.prints["padding.gather_final"].values() for s in spans}
     assert "rows = torch.arange(output.shape[0])" in passages
     assert "return _scale(output[rows, lengths - 1], 2.5)" in passages
+
+
+def _counting(monkeypatch, owner, name):
+    """Count the calls of owner.name (and the characters of their first argument when it is a str)."""
+    calls, original = [], getattr(owner, name)
+
+    def counted(*args, **kwargs):
+        calls.append(args[0] if args and isinstance(args[0], str) else None)
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(owner, name, counted)
+    return calls
+
+
+@pytest.mark.parametrize("size", [16 * 1024, 32 * 1024])
+def test_it_maps_a_long_lines_columns_once_however_many_passages_it_holds(tmp_path, week, monkeypatch, size):
+    source = long_line(size, "é")
+    tables = _counting(monkeypatch, extract, "characters_before")
+    places = _counting(monkeypatch, extract.Lines, "offset")
+    found = module_functions(source, "padding", week.functions["padding"], replace(week, nodes=10**6))
+    assert len(places) > elements(size, "é"), "a place for each element of the helper, at least"
+    assert [len(line) for line in tables] == [len(max(source.splitlines(), key=len)) + 1], "one table, that line's"
+    helper = found["padding.gather_final"].text
+    assert helper.count("-~-~-~x") == elements(size, "é") and "'é'" in helper
+
+
+def test_it_hashes_at_most_the_budget_of_a_todo_and_says_where_it_stopped(tmp_path, week, monkeypatch):
+    hashed = _counting(monkeypatch, Hasher, "_digest")
+    cut = {}
+    for size in (16 * 1024, 32 * 1024):
+        hashed.clear()
+        work = student(fork(tmp_path / str(size), modules={"padding": long_line(size, "é")}), replace(week, nodes=500))
+        cut[size] = work.cut
+        assert len(hashed) <= 3 * 501, "each of padding's three TODOs hashes at most 500 nodes"
+    assert [c.compared for c in cut[16 * 1024]] == [c.compared for c in cut[32 * 1024]], "the same part compared"
+    (first,) = cut[32 * 1024]
+    text = work.author.functions["padding.gather_final"]
+    assert (first.author, first.function) == ("student", "padding.gather_final")
+    assert len(text) == first.compared < first.length and text.endswith("-~-~-~x")
+    helper = next(line for line in long_line(32 * 1024, "é").splitlines() if line.startswith("def helper"))
+    assert first.length == len(CALLER.strip("\n") + "\n\n" + helper), "the whole TODO and its helper, counted"
+    assert all(span.end <= len(text) for spans in work.prints["padding.gather_final"].values() for span in spans)

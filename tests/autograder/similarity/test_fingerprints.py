@@ -6,8 +6,10 @@ import subprocess
 import sys
 import textwrap
 
+import pytest
+
 from autograder.locations import ROOT
-from autograder.similarity.fingerprints import Hasher, Prints, imported_names
+from autograder.similarity.fingerprints import Exhausted, Hasher, Prints, imported_names
 
 
 def prints(source: str) -> set[int]:
@@ -102,3 +104,15 @@ def test_it_gives_the_same_prints_in_every_process():
         for seed in ("1", "2")
     ]
     assert runs[0] == runs[1] == f"{sorted(prints(ORIGINAL))}\n"
+
+
+def test_it_hashes_no_more_than_its_budget_and_keeps_the_whole_subtrees_hashed_before():
+    function = ast.parse("def f(x):\n    a = x.sum(dim=1) + 1\n    b = x.mean(dim=0) * 2\n    return a + b\n").body[0]
+    whole, part = Prints(), Prints()
+    Hasher({}).function(function, whole)
+    hasher = Hasher({})
+    hasher.allow(14)  # the first statement's nodes, and a few
+    with pytest.raises(Exhausted):
+        hasher.function(function, part)
+    assert part.places and set(part.places) < set(whole.places)
+    assert {place.line for places in part.places.values() for place in places} == {2}, "the first statement only"

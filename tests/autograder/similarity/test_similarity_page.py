@@ -4,14 +4,14 @@ import dataclasses
 import json
 from html.parser import HTMLParser
 
-from similarity_records import ADA, GATHER, roster, span_of
+from similarity_records import ADA, BOB, GATHER, roster, span_of
 
 from autograder.similarity import outputs, page
-from autograder.similarity.records import FunctionMatch, Pair, Span
+from autograder.similarity.records import Cut, FunctionMatch, Pair, Span
 
 ALLOWED = {"html", "head", "meta", "title", "style", "body", "header", "nav", "ol", "li", "a", "section", "p"}
 ALLOWED |= {"h1", "h2", "h3", "h4", "h5", "table", "thead", "tbody", "tr", "th", "td", "div", "pre", "mark", "code"}
-ALLOWED |= {"span"}  # the page's own tags, nothing else
+ALLOWED |= {"span", "main", "details", "summary"}  # the page's own tags, nothing else
 
 
 class Read(HTMLParser):
@@ -158,3 +158,65 @@ def test_write_outputs_writes_the_json_the_csv_and_the_page(tmp_path):
     assert json.loads(paths[0].read_text()) == outputs.as_json(similarity)
     assert paths[1].read_text().startswith("kind,a,b,source,score,")
     assert Read(paths[2].read_text()).marks
+
+
+LOOK_ALIKE = {GATHER: "ind\u0435x = (lengths - 1).clamp(min=0)\nreturn output[torch.arange(B), index\ufe0f]\n"}
+
+
+def _with_look_alikes(similarity):
+    """The roster with bob's gather_final written with a Cyrillic е and a variation selector in its names."""
+    bob = dataclasses.replace(similarity.authors["bob"], functions={**BOB, **LOOK_ALIKE})
+    close = similarity.pairs[0]
+    gather = dataclasses.replace(close.functions[0], spans_b=(span_of(LOOK_ALIKE[GATHER], "(lengths - 1)"),))
+    pair = dataclasses.replace(close, functions=(gather, *close.functions[1:]))
+    return dataclasses.replace(similarity, authors={**similarity.authors, "bob": bob}, pairs=(pair,))
+
+
+def test_it_writes_names_outside_printable_ascii_with_escapes_marked_and_says_what_they_mean():
+    html = page.page(_with_look_alikes(roster()), "week07")
+    read = Read(html)
+    odd = [attrs for tag, attrs in read.tags if tag == "span" and attrs.get("class") == "odd-name"]
+    shown = "".join(read.text)
+    assert "ind\\u0435x = " in shown and "output[torch.arange(B), index\\ufe0f]" in shown
+    assert "\u0435" not in html and "\ufe0f" not in html
+    assert len(odd) >= 4, "each name marked where the code shows it and in the note"
+    assert "Python reads the name as written, not as it looks" in shown and "index\\ufe0f (bob)" in shown
+    assert "Names written with escapes" not in page.page(roster(), "week07"), "no note where no name is odd"
+
+
+def test_it_keeps_the_marks_on_a_line_with_an_escaped_name():
+    text = "ind\u0435x = (lengths - 1)\n"
+    marked = page.highlighted(text, (span_of(text, "ind\u0435x = (lengths"),))
+    assert marked.startswith('<mark><span class="odd-name"') and "ind\\u0435x</span> = (lengths</mark> - 1)" in marked
+
+
+def test_it_shows_plain_ascii_code_as_before():
+    text = ADA[GATHER]
+    assert page.highlighted(text, (span_of(text, "(lengths - 1)"),)) == (
+        "index = <mark>(lengths - 1)</mark>.clamp(min=0)\nreturn output[torch.arange(B), index]\n"
+    )
+
+
+def test_it_shows_other_alphabets_in_comments_and_strings_but_no_invisible_character_anywhere():
+    text = "s = 'ключ\u202e' + '\u2066x\u2069'  # 状態 ok\ufe0f\u00a0\nt = f'{ind\u0435x}'\n"
+    shown = page.highlighted(text, ())
+    assert "ключ\\u202e" in shown and "\\u2066x\\u2069" in shown and "# 状態 ok\\ufe0f\\xa0" in shown
+    assert 'f&#x27;{<span class="odd-name"' in shown and "ind\\u0435x</span>}" in shown
+
+
+def test_the_page_lists_the_functions_compared_in_part_and_says_so_under_the_text():
+    cut = Cut("bob", GATHER, len(BOB[GATHER]), 250_000)
+    html = page.page(dataclasses.replace(roster(), cut=(cut,)), "week07")
+    read = Read(html)
+    assert [attrs["id"] for tag, attrs in read.tags if tag == "section"][-1] == "cut"
+    shown = "".join(read.text)
+    assert "Compared in part" in shown and f"{len(BOB[GATHER]):,} of 250,000" in shown
+    assert f"compared up to here: {250_000 - len(BOB[GATHER]):,} more characters" in shown
+    assert "Compared in part" not in page.page(roster(), "week07")
+
+
+def test_similarity_json_says_which_functions_were_compared_in_part():
+    cut = Cut("bob", GATHER, 120, 250_000)
+    written = outputs.as_json(dataclasses.replace(roster(), cut=(cut,)))
+    assert written["cut"] == [{"author": "bob", "function": GATHER, "compared": 120, "characters": 250_000}]
+    assert outputs.as_json(roster())["cut"] == []
