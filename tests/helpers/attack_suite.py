@@ -123,8 +123,9 @@ GROUPS = {
 }
 
 # The groups test_tiers grades in each tier (see its docstring for why these): those that meet the OS
+# (returned_tensors: the grader's own reading of an answer, the same in every tier, shown in each)
 MEETS_THE_OS = ("imports", "values_and_cheats", "processes", "kills", "disk", "answers", "reach", "sharing")
-MEETS_THE_OS += ("returned_tensors",)  # the grader's own reading of an answer: the same in every tier
+MEETS_THE_OS += ("returned_tensors",)
 # the threshold items are decided by the grader from parameters, whatever the worker's layers: shown in every tier
 THRESHOLDS = ("thresholds", "evaluation_switch")
 # a process's CPU: spinners forked up to the process ceiling, 64 threads; graded in every tier that grades

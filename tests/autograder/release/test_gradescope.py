@@ -87,10 +87,12 @@ FORMS = ("repository", "zip", "loose")  # uploaded from GitHub, as a zip of the 
 # The reference is graded in every form: a correct upload earns every point however it came. Where the upload
 # sits changes nothing of what the stubs earn or what the attacks reach (the grader's disk, the same in every
 # form), so each of those is graded once, in a form of its own: every form grades more than one submission.
-FORMS_OF = {"reference": FORMS, "stubs": ("loose",), "attacks": ("zip",), "sharing": ("repository",)}
+FORMS_OF = {"reference": FORMS, "stubs": ("loose",), "attacks": ("zip",)}
+FORMS_OF |= {"sharing": ("repository",), "returned": ("loose",)}
 DOCKER = tiers.TIERS["docker"]  # root without CAP_SYS_ADMIN, user namespaces refused by seccomp: Gradescope's
 ATTACKS = suite.GROUPS["values_and_cheats"]  # import_solutions, search_expected, read_memo read the grader's disk
 SHARING = suite.GROUPS["sharing"]  # System V IPC, a POSIX message queue, kernel keys: what outlives the worker
+RETURNED = suite.GROUPS["returned_tensors"]  # tensors that claim more than they hold: read by the grader itself
 RUBRIC = rubric.load()
 
 
@@ -139,20 +141,21 @@ def gradings(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict]:
     folder = tmp_path_factory.mktemp("gradescope")
     built = suite.build(ATTACKS, tiers.work_folder(folder / "attacks", DOCKER))
     sharing = suite.build(SHARING, tiers.work_folder(folder / "sharing", DOCKER))
+    returned = suite.build(RETURNED, tiers.work_folder(folder / "returned", DOCKER))
     bases = {
         "reference": build_submission(folder / "reference"),
         "stubs": build_submission(folder / "stubs", EXERCISES),
     }
-    bases["attacks"], bases["sharing"] = built.submission, sharing.submission
+    bases["attacks"], bases["sharing"], bases["returned"] = built.submission, sharing.submission, returned.submission
     cases = [(base, form) for base in bases for form in FORMS_OF[base]]
     with ThreadPoolExecutor(2) as pool:
         futures = {case: pool.submit(grade_one, bases[case[0]], folder / "-".join(case), case[1]) for case in cases}
         done = {case: future.result() for case, future in futures.items()}
     try:
-        done["traces"] = attack_traces(built) + attack_traces(sharing)
+        done["traces"] = attack_traces(built) + attack_traces(sharing) + attack_traces(returned)
         yield done
     finally:
-        for one in (built, sharing):
+        for one in (built, sharing, returned):
             one.server.close()
             suite.kill_all(one.tokens)
             for mark in one.marks.values():
@@ -201,7 +204,9 @@ def test_its_own_scripts_grade_the_stubs_zero(gradings, form):
 
 
 def honestly_earned(done_and_document: tuple[subprocess.CompletedProcess, dict], group: suite.Group) -> dict:
-    """The grading's results.json, once each attack of `group` was found to earn exactly its honest items."""
+    """The grading's results.json, once each attack of `group` was found to earn exactly its honest items (the
+    other functions' items are the reference's, but for those that call an attacked function, which fail with it:
+    fit_baseline counts with the student's bag_of_counts)."""
     done, document = done_and_document
     assert done.returncode == 0, done.stderr[-3000:]
     graded = suite.Graded(results=json.dumps(document))
@@ -218,7 +223,7 @@ def test_its_own_scripts_give_the_file_reading_attacks_only_what_they_honestly_e
     assert {"set_forget_bias", "sample", "fit_baseline"} <= zero  # import_solutions', search_expected's, read_memo's
     kept = deployed.gradescope_image() / "venv" / MEMO
     assert sorted(kept.glob("baseline.fit_baseline.*")), "setup.sh kept no answer: read_memo would prove nothing"
-    honest = RUBRIC.total - sum(item.points for item in RUBRIC.items if item.function in zero)
+    honest = sum(item.points for item in RUBRIC.items if item.function not in zero)
     assert document["score"] == honest, document["output"][-2000:]
     assert gradings["traces"] == []
 
@@ -227,11 +232,16 @@ def test_its_own_scripts_give_the_file_reading_attacks_only_what_they_honestly_e
 @pytest.mark.parametrize("form", FORMS_OF["sharing"])
 def test_its_own_scripts_give_what_outlives_a_worker_nothing_and_leave_none_of_it(gradings, form):
     document = honestly_earned(gradings[("sharing", form)], SHARING)
-    zero = {function for attack in suite.members(SHARING) for function in attack.expected}
-    honest = RUBRIC.total - sum(item.points for item in RUBRIC.items if item.function in zero)
-    assert document["score"] == honest, document["output"][-2000:]
     left = record.from_dict(document["extra_data"]["isolation"]).left_behind
     assert left is not None and {"ipc", "keys"} <= set(left.checked) and left.proven_none, left
+    assert gradings["traces"] == []
+
+
+@pytest.mark.deployed
+@pytest.mark.parametrize("form", FORMS_OF["returned"])
+def test_its_own_scripts_check_every_returned_tensor_before_computing_with_it(gradings, form):
+    document = honestly_earned(gradings[("returned", form)], RETURNED)
+    assert document["extra_data"]["grader_memory_bytes"] == RUBRIC.limits.grader_memory_bytes  # its own ceiling
     assert gradings["traces"] == []
 
 
