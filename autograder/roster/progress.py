@@ -5,12 +5,8 @@ import sys
 import time
 from typing import TextIO
 
+from autograder.progress import clock
 from autograder.roster.grade_all import Status, SubmissionOutcome
-
-
-def _clock(seconds: float) -> str:
-    minutes, seconds = divmod(int(seconds), 60)
-    return f"{minutes}:{seconds:02d}"
 
 
 class ProgressReport:
@@ -41,8 +37,8 @@ class ProgressReport:
         if self.bar:
             filled = int(self.width * done / max(total, 1))
             self.stream.write(
-                f"\r[{'#' * filled}{'.' * (self.width - filled)}] {done}/{total}  elapsed {_clock(elapsed)}  "
-                f"~{_clock(left)} left  failures {self.failures} "
+                f"\r[{'#' * filled}{'.' * (self.width - filled)}] {done}/{total}  elapsed {clock(elapsed)}  "
+                f"~{clock(left)} left  failures {self.failures} "
             )
             if done == total:
                 self.stream.write("\n")
@@ -50,7 +46,7 @@ class ProgressReport:
             detail = f" ({outcome.seconds:.1f} s)" if outcome.status != Status.SKIPPED else ""
             detail += ", tried again alone" if outcome.retried else ""
             self.stream.write(
-                f"[{done}/{total}] {outcome.student}: {outcome.status}{detail}; elapsed {_clock(elapsed)}, "
-                f"about {_clock(left)} left, {self.failures} failure(s)\n"
+                f"[{done}/{total}] {outcome.student}: {outcome.status}{detail}; elapsed {clock(elapsed)}, "
+                f"about {clock(left)} left, {self.failures} failure(s)\n"
             )
         self.stream.flush()
