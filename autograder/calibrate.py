@@ -239,9 +239,9 @@ def _variant(task: str, function: Callable[..., Any]) -> InProcess:
 
 
 def _corpus_file(path, module: str) -> InProcess:
-    """A corpus file as its grading sees it: a file of mistakes/ follows the reference module it changes."""
+    """A corpus file as its grading sees it: a file of mistakes/ or losses/ follows the reference module it changes."""
     text = path.read_text(encoding="utf-8")
-    if path.parent.name == "mistakes":
+    if path.parent.name in ("mistakes", "losses"):
         text = (SOLUTIONS / f"{module}.py").read_text(encoding="utf-8") + "\n\n" + text
     namespace = types.ModuleType(f"corpus_{module}")
     exec(compile(text, str(path), "exec"), namespace.__dict__)  # the course's own corpus, as the mistakes above

@@ -253,8 +253,18 @@ def _add_course_files(subcommands: argparse._SubParsersAction) -> None:
     release.add_argument("dir", type=Path, metavar="OUT", help="the folder the student repository goes to")
     release.add_argument("--force", action="store_true", help="replace OUT's contents (its .git folder is kept)")
     release.add_argument("--classroom", action="store_true", help="its workflow reports to GitHub Classroom")
+    release.add_argument(
+        "--no-cache",
+        dest="cache",
+        action="store_false",
+        help="record every public test module over the known mistakes again, and keep nothing (default: a module "
+        "whose recording's inputs have not changed is read from the cache, $AUTOGRADE_RELEASE_CACHE or "
+        "~/.cache/autograder-release)",
+    )
     _rubric(release)
-    release.set_defaults(run=lambda args: commands.release_command(args.dir, args.force, args.classroom, args.rubric))
+    release.set_defaults(
+        run=lambda args: commands.release_command(args.dir, args.force, args.classroom, args.rubric, args.cache)
+    )
 
     course = _command(subcommands, "nbgrader", "write the nbgrader course into OUT: its config and source notebooks")
     course.add_argument("course", type=Path, metavar="OUT", help="the course folder (created if missing)")

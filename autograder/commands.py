@@ -440,10 +440,13 @@ def stubs_command(check: bool) -> int:
     return EXIT_OK
 
 
-def release_command(target: Path, force: bool, classroom: bool = False, rubric_file: Path | None = None) -> int:
+def release_command(
+    target: Path, force: bool, classroom: bool = False, rubric_file: Path | None = None, cache: bool = True
+) -> int:
     """Write the student repository into target (its workflow reporting to GitHub Classroom with `classroom`), its
     README's points and check_training's settings from `rubric_file` when given. The public tests' recording
-    (minutes) shows its progress; the whole says how long it took."""
+    (a minute; a module unchanged since a release read from the cache unless `cache` is off) shows its progress;
+    the whole says how long it took."""
     from autograder.release import public_mistakes, student_repository
 
     try:
@@ -452,7 +455,7 @@ def release_command(target: Path, force: bool, classroom: bool = False, rubric_f
         return fail(error)
     shown = progress.Progress("release: recording the public tests over the known mistakes")
     try:
-        with public_mistakes.reporting(shown):
+        with public_mistakes.reporting(shown), public_mistakes.caching(cache):
             written = student_repository.release(target, force, classroom, chosen)
     except student_repository.ReleaseError as error:
         return fail(error)

@@ -23,6 +23,8 @@ FORGET_GATE = RUNTIME / "forget_gate.py"  # TODO 6's answer: the grader's only, 
 TEMPLATES = PACKAGE / "release" / "templates"  # the files the releases ship
 MEMO = "autograder-memo"  # the reference's answers the grader keeps (checks/memo.py)
 MEMO_SUFFIX = ".answer"  # each answer's file in it
+RECORDINGS = "autograder-release"  # the release's recordings of the public tests, kept by content
+RECORDINGS_VARIABLE = "AUTOGRADE_RELEASE_CACHE"  # a folder for them instead of the user's cache
 
 
 def memo_folder() -> Path | None:
@@ -31,10 +33,27 @@ def memo_folder() -> Path | None:
     ($XDG_CACHE_HOME if absolute, else ~/.cache); None where the user has no home to keep them in."""
     if sys.prefix != sys.base_prefix:
         return Path(sys.prefix) / MEMO
+    cache = user_cache()
+    return None if cache is None else cache / MEMO
+
+
+def recordings_folder() -> Path | None:
+    """Where `autograde release` keeps its recordings of the public tests (release/recordings.py):
+    $AUTOGRADE_RELEASE_CACHE when set, else in the user's cache; None where the user has no home to keep them in.
+    Not in a venv as the memo is: an entry's key names the interpreter and every library installed."""
+    chosen = os.environ.get(RECORDINGS_VARIABLE, "")
+    if chosen:
+        return Path(chosen).expanduser().absolute()
+    cache = user_cache()
+    return None if cache is None else cache / RECORDINGS
+
+
+def user_cache() -> Path | None:
+    """The user's cache folder: $XDG_CACHE_HOME if absolute, else ~/.cache; None where the user has no home."""
     cache = os.environ.get("XDG_CACHE_HOME", "")
-    if not os.path.isabs(cache):
-        try:
-            cache = str(Path.home() / ".cache")
-        except RuntimeError:  # no HOME and no entry in the password database (a uid of its own)
-            return None
-    return Path(cache) / MEMO
+    if os.path.isabs(cache):
+        return Path(cache)
+    try:
+        return Path.home() / ".cache"
+    except RuntimeError:  # no HOME and no entry in the password database (a uid of its own)
+        return None

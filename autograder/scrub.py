@@ -10,9 +10,10 @@ A quote is found on text with whitespace removed and case folded (so re-indentin
 spacing out or upper-casing does not hide it): a line is withheld when it holds
 `WINDOW` consecutive characters of a secret line, or a whole secret line shorter
 than that. What the student may have anyway is never secret: the stubs, the public
-tests, the worker's runtime, the catalogue's feedback, and the student's own modules
-(so their own code in a traceback is never withheld, even where it equals the
-reference). Encoded copies (base64, reversed text) are not recognised: isolation is
+tests, the worker's runtime, the catalogue's feedback, the table of PyTorch's errors
+explained (`checks/errors.py`, released in mistakes.json: PyTorch's own words are never
+a quote), and the student's own modules (so their own code in a traceback is never
+withheld, even where it equals the reference). Encoded copies (base64, reversed text) are not recognised: isolation is
 what keeps the files unreadable; this keeps an isolation failure from publishing them.
 """
 
@@ -46,7 +47,7 @@ def public_files() -> list[Path]:
     """What the worker or the student has anyway."""
     shipped = [*EXERCISES.glob("*.py"), *PUBLIC_TESTS.glob("*.py")]
     runtime = [path for path in RUNTIME.glob("*.py") if path not in (STANDINS, FORGET_GATE)]  # the worker's copy
-    return sorted([*shipped, *runtime, CHECKS / "catalogue.py"])
+    return sorted([*shipped, *runtime, CHECKS / "catalogue.py", CHECKS / "errors.py"])
 
 
 def _windows(line: str) -> Iterable[str]:

@@ -20,6 +20,7 @@ from typing import Any
 import torch
 from torch import nn
 
+from autograder.checks import errors
 from autograder.checks.compare import CheckFailure, describe_type
 from autograder.grading.submission import LeftOut
 from autograder.rubric import Limits
@@ -206,7 +207,7 @@ def _failure(response: dict[str, Any], target: str, not_read: Mapping[str, LeftO
     label = TODO_LABEL.search(error["message"]) if error["type"] == "NotImplementedError" else None
     if label:
         return NotDone(f"{label[0]} is not done yet: it still raises NotImplementedError.")
-    feedback = _with_traceback(f"{function} raised {error['type']}: {error['message']}", error)
+    feedback = _raised(function, error)
     if error["type"] == "PermissionError":
         feedback = f"{feedback}\n{REFUSED_WHILE_GRADING}"
     return Raised(feedback, error["type"], error["message"])
@@ -214,6 +215,18 @@ def _failure(response: dict[str, Any], target: str, not_read: Mapping[str, LeftO
 
 def _with_traceback(text: str, error: dict[str, Any]) -> str:
     return f"{text}\n{error['traceback']}" if error.get("traceback") else text
+
+
+def _raised(function: str, error: dict[str, Any]) -> str:
+    """The feedback of an exception the student's code raised. One whose PyTorch message the table of
+    `checks.errors` explains shows that message cut short, the line of the student's file it came from (the
+    last of their frames: the traceback holds theirs only), and what it means."""
+    explanation = errors.explain(error["message"])
+    if explanation is None:
+        return _with_traceback(f"{function} raised {error['type']}: {error['message']}", error)
+    where = error.get("traceback", "").splitlines()[-2:]  # a frame is two lines: file and line number, code
+    headline = f"{function} raised {error['type']}: {errors.headline(error['message'])}"
+    return "\n".join([headline, *where, f"{errors.MEANING}{explanation}"])
 
 
 UNREADABLE = "The grader reads answers as its own runtime in the worker writes them: was it changed?"
@@ -286,8 +299,11 @@ def _request(
     grad: Any,
     threads: int = 1,
     standins: tuple[str, ...] = (),
+    autograd: bool = True,
 ) -> dict[str, Any]:
     request = {"target": target, "args": _describe_args(args), "kwargs": kwargs, "seed": seed, "threads": threads}
+    if not autograd:  # the call made as under torch.no_grad(): what a function that forgot it would have done
+        request["autograd"] = False
     if standins:  # other TODOs' functions stood in for: the worker asks the grader for their values (no code)
         request["standins"] = list(standins)
     if grad is not None:
@@ -318,11 +334,13 @@ class Runner:
         grad: tuple[list[Any], list[torch.Tensor]] | None = None,
         timeout: float | None = None,
         standins: tuple[str, ...] = (),
+        autograd: bool = True,
         **kwargs: Any,
     ) -> Call:
         """Call `target` ("module.function") with `args`; raise StudentError when it fails. `standins`: the
-        student's functions ("padding.masked_mean") replaced by correct ones during the call."""
-        request = _request(target, args, kwargs, seed, grad, self.threads, standins)
+        student's functions ("padding.masked_mean") replaced by correct ones during the call; `autograd=False`:
+        the call made with autograd off."""
+        request = _request(target, args, kwargs, seed, grad, self.threads, standins, autograd)
         response, output = self._answer(request, timeout)
         response = self.scrub(response)
         self._in_time(target)

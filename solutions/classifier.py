@@ -36,6 +36,7 @@ class SequenceClassifier(nn.Module):
 
         Shapes:
             tokens   (batch, max_length) int64, padded with 0 after each row's length
+                     (0 is only ever padding: the real tokens are 1..vocab-1)
             lengths  (batch,) int64, or None when every row is full length
         Returns logits (batch, 2).
 

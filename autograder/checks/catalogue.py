@@ -52,6 +52,11 @@ _DEMO_TRANSPOSED = 'the demos, "PyTorch stores the input-to-hidden weights TRANS
 _DEMO_TWO_BIASES = 'the demos, "biases, one for the input term and one for the hidden term"'
 _TRAINING_LOOP = 'Day 5, "Exploding gradients, and the one-line fix"'
 _DAY4_GATHER = 'Day 4, "gather the output at each sequence\'s real last position"'
+_NUMPY_DRAWS = Form(  # T4 from NumPy seeded with the generator's seed, in either of NumPy's APIs
+    "Your draws come from NumPy seeded with the generator's seed: the list repeats, but its tokens are "
+    "not the generator's draws. Draw each with torch.multinomial(probs, 1, generator=generator)",
+    'Day 6, "Generating from it"',
+)
 
 MISTAKES = [
     Mistake(
@@ -93,6 +98,13 @@ MISTAKES = [
         "Your loop walks over the batch axis instead of time: its h_n holds one state per time step, not per row. "
         "With batch_first, x[:, t] is step t of every row",
         'Day 1, "batch_first is not the default"',
+        forms={
+            "steps": Form(
+                "Your loop reads its number of steps from the batch axis (x.size(0)): with batch_first that is the "
+                "number of rows, so it runs too few steps or past the last one. The length is x.shape[1]",
+                'Day 1, "batch_first is not the default"',
+            ),
+        },
     ),
     Mistake(
         "R5",
@@ -120,6 +132,19 @@ MISTAKES = [
         "Your zero state is made as float32 whatever the input (torch.zeros(batch, hidden)): a float64 input (or "
         "one on a GPU) breaks or is cast down. Make it from the input: x.new_zeros(batch, hidden)",
         _DAY1_LOOP,
+        forms={
+            "numpy": Form(
+                "Your zero state is made in NumPy (np.zeros), whose numbers are float64 whatever the input: a float32 "
+                "input breaks on it. Make it from the input in PyTorch: x.new_zeros(batch, hidden)",
+                _DAY1_LOOP,
+            ),
+            "mask": Form(
+                "Your mask is made in NumPy, whose floats are float64, so a float32 output's mean comes back "
+                "float64: build it in PyTorch (torch.arange(T) < lengths[:, None]) or cast it, .to(output.dtype)",
+                "the function's docstring: it returns (batch, hidden), of output's dtype",
+            ),
+        },
+        also=("masked_mean",),  # a NumPy mask (R8:mask)
     ),
     Mistake(
         "L1",
@@ -160,6 +185,13 @@ MISTAKES = [
             "next_token_loss",
             "SequenceClassifier",
         ),  # the contract of every function that returns new tensors
+    ),
+    Mistake(
+        "L4",
+        "lstm_step",
+        "Your step unpacks c, h = state, but the state is (h, c): your old cell is the hidden state and your hidden "
+        "state the old cell. Unpack h, c = state, the order an LSTM returns them in",
+        'Day 2, "What LSTM changed": "output, (h, c) = lstm(x)"',
     ),
     Mistake(
         "P1",
@@ -223,6 +255,14 @@ MISTAKES = [
         "Your .squeeze() has no dimension, so a batch of one row (or a hidden size of 1) loses an axis: "
         "squeeze only the gathered step's axis, .squeeze(1)",
         'Day 4, "last = out.gather(1, idx).squeeze(1)"',
+        forms={
+            "h_n": Form(
+                "Your h_n.squeeze() has no dimension, so a batch of one row (or a hidden size of 1) loses its axis "
+                "too: take the last layer's state, h_n[-1], or squeeze the layer's axis alone, .squeeze(0)",
+                _DAY4_PACK,
+            ),
+        },
+        also=("encode_packed",),  # h_n.squeeze() on the layer's state (G5:h_n)
     ),
     Mistake(
         "G3",
@@ -370,6 +410,7 @@ MISTAKES = [
         "Your draws come from the global random state, not from the generator given, so the same seeded "
         "generator does not give the same tokens: pass generator=generator to torch.multinomial",
         'Day 6, "Generating from it"',
+        forms={"numpy": _NUMPY_DRAWS, "numpy_legacy": _NUMPY_DRAWS},  # default_rng(seed), np.random.seed(seed)
     ),
     Mistake(
         "T5",

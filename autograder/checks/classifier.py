@@ -1,5 +1,10 @@
 """Checks for TODO 9 (SequenceClassifier.forward) and TODO 10 (train_step).
 
+Each function's legal domain (forward: a batch of one row, rows of length 1, lengths left out; train_step:
+clip=None, a batch of one row) is graded by its `legal_inputs` item alone, and only where the function is right on
+an ordinary input asking the same: refusing or mishandling a legal input costs that item, and a mistake that shows
+on ordinary inputs costs the other items only. The other items use inputs every legal variant takes.
+
 `train_step: clipped norm` is judged on the student's own steps: what each step returns must be
 the length of the step it took (SGD moves the parameters by lr times the gradient it uses), so a
 mistake in the update (clipping after the step, no zero_grad) keeps it and only a wrong report loses it.
@@ -8,11 +13,14 @@ mistake in the update (clipping after the step, no zero_grad) keeps it and only 
 import functools
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 import torch
 
 from autograder.checks import findings, padding, variants
 from autograder.checks.compare import (
+    ATOL,
+    RTOL,
     CheckFailure,
     Comparison,
     Suspects,
@@ -21,8 +29,8 @@ from autograder.checks.compare import (
     expect_tensor,
     explaining,
     fail,
+    mismatch_report,
     untouched,
-    verdict_then,
     with_diagnosis,
 )
 from autograder.checks.inputs import generator, seeded_module
@@ -38,8 +46,11 @@ class FullRows:
     seed: int
 
 
-FULL = [FullRows(4, 8, 0), FullRows(5, 5, 1), FullRows(1, 3, 2)]  # batch == length shows C1 by value
-PADDED = [[3, 8, 1, 5], [2, 2, 6], [4, 1, 4, 2, 3]]  # rows of length 1: C5 asks for index -1
+# The value items' batches: several rows, each at least two steps long, lengths given. The legal domain (a batch
+# of one row, rows of length 1, lengths left out) is legal_inputs' alone, so refusing it costs that item only.
+FULL = [FullRows(4, 8, 0), FullRows(5, 5, 1), FullRows(2, 3, 2)]  # batch == length shows C1 by value
+PADDED = [[3, 8, 2, 5], [2, 2, 6], [4, 2, 4, 7, 3]]
+POOLINGS = reference.POOLINGS
 
 
 @dataclass(frozen=True)
@@ -48,6 +59,15 @@ class ForwardCase:
     tokens: torch.Tensor
     lengths: torch.Tensor | None
     context: str
+
+
+@dataclass(frozen=True)
+class Unrun:
+    """A case whose logits could not be compared: what happened, and the mistake whose variant does the same."""
+
+    mistake: str | None
+    report: str
+    raised: Raised | None = None  # the student's own exception, when no mistake explains it
 
 
 def _model(cell: str, pooling: str, seed: int) -> reference.SequenceClassifier:
@@ -59,6 +79,13 @@ def _tokens(rows: list[int], seed: int) -> torch.Tensor:
     return tokens.masked_fill(torch.arange(max(rows)).unsqueeze(0) >= torch.tensor(rows).unsqueeze(1), 0)
 
 
+def _case(model: reference.SequenceClassifier, tokens: torch.Tensor, lengths: list[int] | None) -> ForwardCase:
+    """A case on `tokens`, its context saying the cell, the pooling, the tokens' shape and the lengths given."""
+    cell = type(model.rnn).__name__.lower()
+    context = f"cell {cell!r}, pooling {model.pooling!r}, tokens {tokens.shape[0]}x{tokens.shape[1]}, lengths {lengths}"
+    return ForwardCase(model, tokens, None if lengths is None else torch.tensor(lengths), context)
+
+
 def _forward(variant, case: ForwardCase):
     """The variant on copies: one that writes into its inputs (L3) leaves the case's own alone."""
     lengths = None if case.lengths is None else case.lengths.clone()
@@ -66,39 +93,100 @@ def _forward(variant, case: ForwardCase):
         return variant(case.model, case.tokens.clone(), lengths)
 
 
+def _expected(case: ForwardCase) -> torch.Tensor:
+    with torch.no_grad():
+        return case.model(case.tokens, case.lengths)
+
+
 FORWARD_PLACES = {"1": "tokens", "2": "lengths"}  # an argument's place -> its name (L3; 0 is the model)
 
 
-def _logits(student, case: ForwardCase, suspects: Suspects, changed: list[CheckFailure]) -> torch.Tensor:
-    """The student's logits; `changed` gets the L3 failure when the call wrote into the caller's tokens or lengths."""
+def _call(student, case: ForwardCase):
+    return student.run("classifier.SequenceClassifier.forward", case.model, case.tokens, case.lengths)
+
+
+def _same_values(got, variant) -> bool:
+    return (
+        type(got) is torch.Tensor
+        and type(variant) is torch.Tensor
+        and got.shape == variant.shape
+        and got.dtype == variant.dtype
+        and bool(torch.allclose(got, variant, atol=ATOL, rtol=RTOL))
+    )
+
+
+def _logits(student, case: ForwardCase, suspects: Suspects):
+    """The student's logits and the call, or an `Unrun` (and no call) when they cannot be compared: it raised, or
+    returned what is not (batch, 2) float32 logits; named when a known mistake's variant does the same here."""
     try:
-        call = student.run("classifier.SequenceClassifier.forward", case.model, case.tokens, case.lengths)
+        call = _call(student, case)
     except Raised as error:
-        mistake = suspects.raising(f"{error.error_type}: {(error.error_message.splitlines() or [''])[0]}")
-        if mistake is None:
-            raise
-        first = error.error_message.splitlines()[0] if error.error_message else ""
-        fail(with_diagnosis(mistake, f"forward raised {error.error_type}: {first} ({case.context})."))
-    if (failure := untouched(call, "forward", FORWARD_PLACES)) is not None:
-        changed.append(failure)
-    got, (batch, length) = call.value, case.tokens.shape
-    if type(got) is torch.Tensor and got.shape == (length, 2) and batch != length:
-        mistake = "C1" if case.model.pooling == "last" else "C1:pooled"  # the batch axis read as time
-        fail(with_diagnosis(mistake, f"forward returned logits of shape {tuple(got.shape)}; expected ({batch}, 2)."))
-    return expect_tensor(got, "logits", (batch, 2))
+        first = (error.error_message.splitlines() or [""])[0]
+        mistake = suspects.raising(f"{error.error_type}: {first}")
+        report = f"forward raised {error.error_type}: {first} ({case.context})."
+        return Unrun(mistake, report, None if mistake else error), None
+    got, batch = call.value, case.tokens.shape[0]
+    try:
+        return expect_tensor(got, "logits", (batch, 2)), call
+    except CheckFailure as failure:
+        mistake = explaining([(got, suspects)], _same_values)
+        shape = f"logits of shape {tuple(got.shape)}" if type(got) is torch.Tensor else describe_type(got)
+        plain = f"{str(failure).rstrip('.')} ({case.context})."
+        report = f"forward returned {shape}; expected ({batch}, 2) ({case.context})." if mistake else plain
+        return Unrun(mistake, report), call
 
 
-def _compare(student, cases: list[ForwardCase]) -> None:
-    """The logits compared; the caller's tokens or lengths written into (L3) said after the values, a values
-    mistake beside it."""
-    comparison, changed = Comparison("SequenceClassifier.forward"), []
+def _compare(student, cases: list[ForwardCase], in_place: bool = False) -> None:
+    """The logits compared. Cases that cannot be compared (a raise, a wrong shape) do not stop the others: every
+    mistake is named from the cases that ran. With `in_place`, the caller's tokens or lengths written into (L3) is
+    said after the values."""
+    comparison, unrun, changed, compared = Comparison("SequenceClassifier.forward"), [], [], []
     for case in cases:
         suspects = Suspects(variants.CLASSIFIER_FORWARD, lambda variant, c=case: _forward(variant, c))
-        got = _logits(student, case, suspects, changed)
-        with torch.no_grad():
-            expected = case.model(case.tokens, case.lengths)
+        got, call = _logits(student, case, suspects)
+        if in_place and call is not None and (failure := untouched(call, "forward", FORWARD_PLACES)) is not None:
+            changed.append(failure)
+        if isinstance(got, Unrun):
+            unrun.append(got)
+            continue
+        expected = _expected(case)
         comparison.add("logits", got, expected, case.context, suspects)
-    verdict_then(comparison, changed[0] if changed else None)
+        compared.append((got, expected, case.context))
+    _verdict(comparison, compared, unrun, changed[0] if changed else None)
+
+
+def _verdict(comparison: Comparison, compared: list, unrun: list[Unrun], later: CheckFailure | None) -> None:
+    """One failure naming every mistake found: those of the cases that did not run, the comparison's, then L3."""
+    reports = (mismatch_report("logits", got, expected, None, context) for got, expected, context in compared)
+    mismatch = next(filter(None, reports), None)
+    keys = [run.mistake for run in unrun if run.mistake] + ([comparison.diagnosis()] if mismatch else [])
+    mistake = _one_key_per_id([key for key in keys if key])
+    if not mistake and (raised := next((run.raised for run in unrun if run.raised), None)) is not None:
+        raise raised  # nothing named: the student's own exception, as it reads
+    lines = _reports(unrun) + ([mismatch] if mismatch else [])
+    if not lines:
+        if later is not None:
+            raise later
+        return
+    text = with_diagnosis(mistake, "\n".join(lines))
+    fail(text if later is None else f"{text}\n{later}")
+
+
+def _one_key_per_id(keys: list[str]) -> str | None:
+    """The keys' parts joined ("C1+C3"), one form per catalogue id: each mistake named once."""
+    parts: dict[str, str] = {}
+    for key in keys:
+        for part in key.split("+"):
+            parts.setdefault(part.partition(":")[0], part)
+    return "+".join(parts.values()) or None
+
+
+def _reports(unrun: list[Unrun]) -> list[str]:
+    """A line for the first case each mistake (or no mistake) left uncompared."""
+    firsts: dict[str | None, str] = {}
+    for run in unrun:
+        firsts.setdefault(run.mistake, run.report)
+    return list(firsts.values())
 
 
 def _full_cases(poolings: tuple[str, ...]) -> list[ForwardCase]:
@@ -107,16 +195,19 @@ def _full_cases(poolings: tuple[str, ...]) -> list[ForwardCase]:
         for pooling in poolings:
             for rows in FULL:
                 tokens = _tokens([rows.length] * rows.batch, rows.seed)
-                context = f"cell {cell!r}, pooling {pooling!r}, tokens {rows.batch}x{rows.length}, lengths None"
-                cases.append(ForwardCase(_model(cell, pooling, rows.seed), tokens, None, context))
+                cases.append(_case(_model(cell, pooling, rows.seed), tokens, [rows.length] * rows.batch))
     return cases
 
 
 # the other TODOs' functions a forward may call, with the check of their own item and their TODO's number
-HELPERS: dict[str, tuple[Callable[..., None], int]] = {
-    "padding.gather_final": (padding.check_gather_final_values, 4),
-    "padding.masked_mean": (padding.check_masked_mean_values, 5),
-}
+HELPERS: dict[str, int] = {"padding.gather_final": 4, "padding.masked_mean": 5}
+
+
+def _own_checks(name: str) -> list[Callable[..., None]]:
+    """The checks of every item of one of those functions (its values, its legal inputs...), as checks/padding.py
+    names them: `check_<function>_<aspect>`."""
+    prefix = f"check_{name.split('.')[1]}_"
+    return [getattr(padding, check) for check in sorted(vars(padding)) if check.startswith(prefix)]
 
 
 class _StandingIn:
@@ -145,12 +236,14 @@ def _with_standins(check: Callable[[object], None], student, names: tuple[str, .
 def _wrong_helpers(student) -> dict[str, str]:
     """The other TODOs' functions that fail their own item: name -> what their item says, first line."""
     wrong = {}
-    for name, (check, _) in HELPERS.items():
-        try:
-            with findings.recording():  # what it names is its own item's: not this item's tags
-                check(student)
-        except (CheckFailure, Raised) as failure:
-            wrong[name] = (str(failure).splitlines() or [""])[0]
+    for name in HELPERS:
+        for check in _own_checks(name):
+            try:
+                with findings.recording():  # what it names is its own item's: not this item's tags
+                    check(student)
+            except (CheckFailure, Raised) as failure:
+                wrong[name] = (str(failure).splitlines() or [""])[0]
+                break
     return wrong
 
 
@@ -187,7 +280,7 @@ def _again(check: Callable[[object], None], student, wrong: dict[str, str], firs
     """The item with correct helpers: it passes, fails as before (forward does not use them: the first failure
     stands, alone), or fails otherwise (said in the grader's words, with the helpers' own failures)."""
     names = " and ".join(name.split(".")[1] for name in wrong)
-    said = "\n".join(f"  {name.split('.')[1]} (TODO {HELPERS[name][1]}): {text}" for name, text in wrong.items())
+    said = "\n".join(f"  {name.split('.')[1]} (TODO {HELPERS[name]}): {text}" for name, text in wrong.items())
     note = f"Graded again with a correct {names} in place of yours, which fails its own item:\n{said}"
     try:
         _with_standins(check, student, tuple(wrong))
@@ -214,7 +307,7 @@ def _kind(error_type: str) -> str:
 def _given(check: Callable[[object], None], wrong: dict[str, str]) -> str:
     """A passing regrade's note: forward is right given correct helpers, which the student's are not."""
     names = " and ".join(f"a correct {name.split('.')[1]}" for name in wrong)
-    said = "; ".join(f"{name.split('.')[1]} (TODO {HELPERS[name][1]}): {text}" for name, text in wrong.items())
+    said = "; ".join(f"{name.split('.')[1]} (TODO {HELPERS[name]}): {text}" for name, text in wrong.items())
     what = (check.__doc__ or "forward").strip().splitlines()[0].rstrip(".")
     return f"Your forward is right given {names} ({what}); yours is not, fix it: {said}"
 
@@ -236,26 +329,131 @@ def check_SequenceClassifier_padded_batch(student) -> None:
     """A padded batch with lengths: every pooling covers each row's real steps only."""
     cases = []
     for seed, rows in enumerate(PADDED):
-        for pooling in ("last", "mean", "max"):
-            context = f"cell 'lstm', pooling {pooling!r}, lengths {rows}"
-            cases.append(ForwardCase(_model("lstm", pooling, seed), _tokens(rows, seed), torch.tensor(rows), context))
-    _compare(student, cases)
+        for pooling in POOLINGS:
+            cases.append(_case(_model("lstm", pooling, seed), _tokens(rows, seed), rows))
+    _compare(student, cases, in_place=True)
+
+
+# -- SequenceClassifier: legal inputs ---------------------------------------------------------------
+FORWARD_RULES = {  # each legal input of forward, and what its docstring says of it
+    "a batch of one row": "a batch may hold a single row",
+    "rows of length 1": "a row may be one step long (lengths run from 1 to max_length)",
+    "lengths left out": "lengths=None means every row is full length",
+}
+
+
+@dataclass(frozen=True)
+class LegalCase:
+    """A legal input, and an ordinary batch asking the same that every legal forward takes: the legal input is
+    judged only where forward is right on the ordinary one (a mistake there is the other items')."""
+
+    kind: str  # a key of FORWARD_RULES (or STEP_RULES)
+    legal: Any
+    ordinary: Any
+
+
+def _one_row(pooling: str) -> LegalCase:
+    model, rows = _model("gru", pooling, 30), [5, 7, 3]
+    tokens = _tokens(rows, 30)
+    return LegalCase("a batch of one row", _case(model, tokens[:1], rows[:1]), _case(model, tokens, rows))
+
+
+def _length_one(pooling: str) -> LegalCase:
+    model, rows, legal = _model("lstm", pooling, 31), [4, 2, 6, 2], [4, 1, 6, 1]
+    tokens = _tokens(rows, 31)
+    cut = tokens.masked_fill(torch.arange(tokens.shape[1]).unsqueeze(0) >= torch.tensor(legal).unsqueeze(1), 0)
+    return LegalCase("rows of length 1", _case(model, cut, legal), _case(model, tokens, rows))
+
+
+def _steps_of_one(pooling: str) -> LegalCase:
+    model, tokens = _model("rnn", pooling, 32), _tokens([2, 2, 2], 32)
+    return LegalCase("rows of length 1", _case(model, tokens[:, :1], [1, 1, 1]), _case(model, tokens, [2, 2, 2]))
+
+
+def _no_lengths(pooling: str) -> LegalCase:
+    model, tokens = _model("lstm", pooling, 33), _tokens([6, 6, 6], 33)
+    return LegalCase("lengths left out", _case(model, tokens, None), _case(model, tokens, [6, 6, 6]))
+
+
+def _legal_cases() -> list[LegalCase]:
+    return [make(pooling) for pooling in POOLINGS for make in (_one_row, _length_one, _steps_of_one, _no_lengths)]
+
+
+def _right_on(student, case: ForwardCase) -> bool:
+    """Whether forward gives the reference's logits on `case` (raising is not)."""
+    try:
+        return _same_values(_call(student, case).value, _expected(case))
+    except Raised:
+        return False
+
+
+def _legal_failure(student, case: LegalCase) -> str | None:
+    """What forward does wrong on the legal input, in teaching words, or None when it is right."""
+    head = f"This input is legal: {case.kind} ({case.legal.context}): {FORWARD_RULES[case.kind]}."
+    try:
+        got = _call(student, case.legal).value
+    except Raised as error:
+        return f"{head}\nYour forward takes ordinary batches but refused this one:\n{error}"
+    expected = _expected(case.legal)
+    if _same_values(got, expected):
+        return None
+    shape = tuple(expected.shape)
+    if type(got) is not torch.Tensor or got.dtype != expected.dtype or got.shape != expected.shape:
+        wanted = f"expected a float32 tensor of shape {shape}{_lost_axes(got, shape)}"
+        return f"{head}\nYour forward returned {describe_type(got)}; {wanted}."
+    report = mismatch_report("logits", got, expected, None, case.legal.context)
+    return f"{head}\nYour forward is right on an ordinary batch but not on this one:\n{report}"
+
+
+def _lost_axes(got, shape: tuple[int, ...]) -> str:
+    """A word on `.squeeze()`, only when what differs is exactly the axes of size 1 gone."""
+    if type(got) is torch.Tensor and tuple(got.shape) == tuple(size for size in shape if size != 1):
+        return (
+            ".\nThe axis of size 1 is gone: a .squeeze() without a dimension drops every axis of size 1, the batch "
+            "axis of a batch of one too. Name the axis to drop (.squeeze(1))"
+        )
+    return ""
+
+
+def _first_per_kind(failures: list[tuple[str, str | None]]) -> None:
+    """Fail with the first legal input that fails, saying which other kinds fail too."""
+    found: dict[str, str] = {}
+    for kind, failure in failures:
+        if failure is not None:
+            found.setdefault(kind, failure)
+    if found:
+        first, *others = found
+        also = f"\nYour code also fails on legal inputs of another kind: {', '.join(others)}." if others else ""
+        fail(found[first] + also)
+
+
+@_own_code
+def check_SequenceClassifier_legal_inputs(student) -> None:
+    """Legal inputs: a batch of one row, rows of length 1, lengths left out, each judged where forward is right on
+    an ordinary batch asking the same."""
+    judged = [case for case in _legal_cases() if _right_on(student, case.ordinary)]
+    _first_per_kind([(case.kind, _legal_failure(student, case)) for case in judged])
 
 
 # -- train_step ------------------------------------------------------------------------------
 LEARNING_RATE = 0.5  # plain SGD: each step moves the parameters by exactly this times the gradient used
-ROWS = [7, 3, 5, 1, 6, 7]
+ROWS = (7, 3, 5, 1, 6, 7)
 
 
 @dataclass(frozen=True)
 class StepCase:
-    """Steps in a row on one model: the clip ("default": train_step's own default, 1.0), and the gradients
-    left in the model before the first step (None: none)."""
+    """Steps in a row on one model: the clip ("default": train_step's own default, 1.0), the gradients left in
+    the model before the first step (None: none), each batch's rows (each row `repeat` times over: the same mean
+    loss) and how much larger the model's embedding and head weights are made (larger gradients: a clip of 1.0
+    bites)."""
 
     clip: float | str | None
     seed: int
     steps: int
     stale: float | None
+    rows: tuple[int, ...] = ROWS
+    repeat: int = 1
+    scale: float = 1.0
 
     @property
     def extra(self) -> tuple[float | None, ...]:
@@ -263,13 +461,20 @@ class StepCase:
 
     @property
     def context(self) -> str:
-        shown = f"clip {1.0 if self.clip == 'default' else self.clip}, {self.steps} step"
-        shown += "s in a row" if self.steps > 1 else ""
+        clip = "left to its default, 1.0" if self.clip == "default" else self.clip
+        shown = f"clip {clip}, {self.steps} step" + ("s in a row" if self.steps > 1 else "")
+        if self.rows != ROWS:
+            count = len(self.rows) * self.repeat
+            shown += f", a batch of {count} row{'s' if count > 1 else ''}"
         return shown + (f", gradients left at {self.stale} before the first" if self.stale is not None else "")
 
 
-STEP_CASES = [StepCase(None, 1, 2, 0.5), StepCase(0.05, 0, 3, None), StepCase("default", 2, 3, None)]
-STEP_CASES += [StepCase(0.5, 3, 1, 0.5)]
+STEP_CASES = [
+    StepCase(5.0, 1, 2, 0.5),  # a clip the fresh gradients never reach: what is left before the first step shows
+    StepCase(0.05, 0, 3, None),
+    StepCase("default", 2, 3, None, scale=5.0),  # gradients of norm 2.5 to 5: the default clip of 1.0 bites
+    StepCase(0.5, 3, 1, 0.5),
+]
 
 
 @dataclass(frozen=True)
@@ -285,32 +490,41 @@ class Steps:
     suspects: Suspects  # each known mistake's (norms, final state)
 
 
-def _fresh(seed: int) -> TinyClassifier:
-    return seeded_module(TinyClassifier, 10, 8, 16, seed=seed)
+def _fresh(case: StepCase) -> TinyClassifier:
+    model = seeded_module(TinyClassifier, 10, 8, 16, seed=case.seed)
+    with torch.no_grad():
+        model.embedding.weight.mul_(case.scale)
+        model.head.weight.mul_(case.scale)
+    return model
 
 
-def _batches(seed: int, steps: int) -> list[tuple[torch.Tensor, torch.Tensor, torch.Tensor]]:
-    labels = [torch.randint(0, 2, (len(ROWS),), generator=generator(seed + 100 * step + 1)) for step in range(steps)]
-    return [(_tokens(ROWS, seed + 100 * step), torch.tensor(ROWS), labels[step]) for step in range(steps)]
+def _batches(case: StepCase) -> list[tuple[torch.Tensor, torch.Tensor, torch.Tensor]]:
+    seed, rows, times = case.seed, list(case.rows), case.repeat
+    made = []
+    for step in range(case.steps):
+        labels = torch.randint(0, 2, (len(rows),), generator=generator(seed + 100 * step + 1))
+        tokens = _tokens(rows, seed + 100 * step)
+        made.append((tokens.repeat(times, 1), torch.tensor(rows).repeat(times), labels.repeat(times)))
+    return made
 
 
 def _replayed(function, case: StepCase) -> tuple[list[float], dict[str, torch.Tensor]]:
     """`function`'s steps on its own copy of the case's model: what each returned, and the final state."""
-    model = _fresh(case.seed)
+    model = _fresh(case)
     if case.stale is not None:
         for parameter in model.parameters():
             parameter.grad = torch.full_like(parameter, case.stale)
     optimizer = torch.optim.SGD(model.parameters(), lr=LEARNING_RATE)
-    returned = [function(model, batch, optimizer, *case.extra) for batch in _batches(case.seed, case.steps)]
+    returned = [function(model, batch, optimizer, *case.extra) for batch in _batches(case)]
     return returned, model.state_dict()
 
 
 def _steps(student, case: StepCase) -> Steps:
     """The student's steps and the reference's (and each variant's), each on its own copy of one model."""
-    model = _fresh(case.seed)
+    model = _fresh(case)
     start = {name: p.detach().clone() for name, p in model.named_parameters()}
     optimizer = torch.optim.SGD(model.parameters(), lr=LEARNING_RATE)
-    call = student.run("harness.train_steps", model, _batches(case.seed, case.steps), optimizer, case.extra, case.stale)
+    call = student.run("harness.train_steps", model, _batches(case), optimizer, case.extra, case.stale)
     answered = _answered_steps(call.value, case.steps, start)
     returned = [value for value, _ in answered]
     after = [state for _, state in answered]
@@ -378,3 +592,87 @@ def check_train_step_clipped_norm(student) -> None:
                 f"report the norm of the gradient actually applied ({steps.case.context})."
             )
             fail(with_diagnosis(mistake, report))
+
+
+# -- train_step: legal inputs ---------------------------------------------------------------------
+STEP_RULES = {  # each legal input of train_step, and what its docstring says of it
+    "clip=None": "clip=None skips the clipping, so the step uses the whole gradient",
+    "a batch of one row": "a batch may hold a single row",
+}
+NEVER_REACHED = 1e6  # a clip far above any gradient norm here: the ordinary input that asks what clip=None asks
+LEGAL_STEPS = [
+    LegalCase("clip=None", StepCase(None, 4, 1, None, scale=10.0), StepCase(NEVER_REACHED, 4, 1, None, scale=10.0)),
+    LegalCase(
+        "a batch of one row",
+        StepCase("default", 5, 2, None, rows=(6,)),
+        StepCase("default", 5, 2, None, rows=(6,), repeat=2),  # the row twice over: the same mean loss
+    ),
+]
+
+
+def _right_steps(steps: Steps) -> bool:
+    """Whether the student's steps returned the reference's norms and left the reference's parameters."""
+    norms, state = steps.expected
+    returned = all(
+        type(value) in (float, int) and _close(value, norm) for value, norm in zip(steps.returned, norms, strict=True)
+    )
+    return returned and all(_same_values(steps.final[name], value) for name, value in state.items())
+
+
+def _ordinary_right(student, case: StepCase) -> bool:
+    try:
+        return _right_steps(_steps(student, case))
+    except (Raised, CheckFailure):
+        return False
+
+
+def _step_direction(after: dict[str, torch.Tensor], before: dict[str, torch.Tensor]) -> torch.Tensor:
+    return torch.cat([(after[name] - before[name]).flatten() for name in before]).double()
+
+
+def _clipped_anyway(steps: Steps) -> str | None:
+    """With clip=None: a word on clipping only when the student's step is the whole gradient's, made shorter."""
+    norms, state = steps.expected
+    if steps.case.clip is not None or steps.case.steps != 1:
+        return None
+    taken, mine = _taken(steps)[0], _step_direction(steps.after[0], steps.start)
+    theirs = _step_direction(state, steps.start)
+    aligned = float(torch.nn.functional.cosine_similarity(mine, theirs, dim=0)) > 1 - 1e-6
+    if not aligned or taken >= norms[0] * (1 - 1e-3):
+        return None
+    return (
+        f"Your step was clipped to a norm of {taken:.4f}, while the whole gradient's norm is {norms[0]:.4f}: "
+        "with clip=None, call no clipping at all (and report the whole norm)."
+    )
+
+
+def _steps_differ(steps: Steps) -> str:
+    """Where the student's legal steps first differ from the reference's: a norm returned, or a parameter."""
+    norms, state = steps.expected
+    for number, (value, norm) in enumerate(zip(steps.returned, norms, strict=True)):
+        if type(value) not in (float, int) or not _close(value, norm):
+            shown = f"{value:.6f}" if type(value) in (float, int) else describe_type(value)
+            return f"Step {number + 1} returned {shown}; expected {norm:.6f} ({steps.case.context})."
+    for name, value in state.items():
+        report = mismatch_report(f"updated {name}", steps.final[name], value, None, steps.case.context)
+        if report is not None:
+            return report
+    return f"Your steps differ from the reference's ({steps.case.context})."
+
+
+def _legal_step_failure(student, case: LegalCase) -> str | None:
+    head = f"This input is legal: {case.kind} ({case.legal.context}): {STEP_RULES[case.kind]}."
+    try:
+        steps = _steps(student, case.legal)
+    except Raised as error:
+        return f"{head}\nYour train_step takes ordinary steps but refused this one:\n{error}"
+    if _right_steps(steps):
+        return None
+    return f"{head}\n{_clipped_anyway(steps) or _steps_differ(steps)}"
+
+
+def check_train_step_legal_inputs(student) -> None:
+    """Legal inputs: clip=None and a batch of one row, each judged where train_step is right on the same steps with
+    an ordinary input (a clip the gradients never reach, the row twice over)."""
+    judged = [case for case in LEGAL_STEPS if _ordinary_right(student, case.ordinary)]
+    _first_per_kind([(case.kind, _legal_step_failure(student, case)) for case in judged])

@@ -256,12 +256,19 @@ class Comparison:
         """The first catalogue id (or pair of them) whose variant matches every recorded output."""
         return explaining([(case.got, case.suspects) for case in self._cases], _matches)
 
-    def verdict(self) -> None:
-        """Raise CheckFailure when any output differs; say which mistake it is when known."""
+    def report(self) -> str | None:
+        """Where the first output that differs first differs, or None when every output agrees."""
         for case in self._cases:
             report = mismatch_report(case.what, case.got, case.expected, self.time_axis.get(case.what), case.context)
             if report is not None:
-                fail(with_diagnosis(self.diagnosis(), report))
+                return report
+        return None
+
+    def verdict(self) -> None:
+        """Raise CheckFailure when any output differs; say which mistake it is when known."""
+        report = self.report()
+        if report is not None:
+            fail(with_diagnosis(self.diagnosis(), report))
 
 
 def _matches(got: torch.Tensor, variant: Any) -> bool:
@@ -279,3 +286,9 @@ def with_diagnosis(mistake: str | None, report: str) -> str:
     for named in catalogue.ids(mistake):  # "R1:hh" is a form of R1, "C3+C4" or "K3+S5:step" two at once
         findings.name_mistake(named)
     return f"{catalogue.feedback(mistake)}\n{report}"
+
+
+def refused_legal_input(raised: Exception, shown: str, why: str) -> str:
+    """The feedback of a `legal_inputs` item whose call raised: what it raised (with the student's line), then
+    which input it was and why the docstring allows it. No id: refusing a legal input is no catalogued mistake."""
+    return f"{raised}\nThat input is legal ({shown}): {why}."

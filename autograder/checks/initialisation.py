@@ -4,17 +4,33 @@
 items judge their aspect on the student's own results: `all_layers_and_directions` that every layer
 and direction of a stacked bidirectional LSTM gets what a one-layer LSTM holding the same biases
 gets, `in_place` that the same module comes back holding the same Parameter objects, written into.
+Those three use positive values only; `legal_inputs` alone judges the edges of the legal domain (a
+value of 0 or below, a hidden size of 1), so code that refuses them loses that item and no other.
+
+A write into a bias with autograd on raises (the biases are leaves that require grad): each item then
+shows that error, explained (checks/errors.py), and judges the call made again with autograd off, naming
+the mistakes of the parts that run there; the item is lost all the same, since the function as written
+sets nothing.
 """
 
 import copy
+import functools
 from dataclasses import dataclass
 
 import torch
 from torch import nn
 
 from autograder.checks import variants
-from autograder.checks.compare import Suspects, explaining, fail, with_diagnosis
+from autograder.checks.compare import (
+    CheckFailure,
+    Suspects,
+    explaining,
+    fail,
+    refused_legal_input,
+    with_diagnosis,
+)
 from autograder.checks.inputs import seeded_module
+from autograder.student import Raised, StudentError
 from solutions import initialisation as reference
 
 GATES = ("input", "forget", "cell", "output")
@@ -40,7 +56,17 @@ class Spec:
 
 
 SINGLE = [Spec((3, 4), {}, 1.0), Spec((2, 5), {}, 2.5), Spec((4, 3), {}, None)]
-STACKED = [Spec((3, 4), {"num_layers": 2, "bidirectional": True}, 1.0), Spec((2, 3), {"num_layers": 3}, -0.5)]
+STACKED = [Spec((3, 4), {"num_layers": 2, "bidirectional": True}, 1.0), Spec((2, 3), {"num_layers": 3}, 0.75)]
+# the edges of the legal domain, each with why the docstring allows it: judged by `legal_inputs` alone
+LEGAL = [
+    (Spec((3, 4), {}, 0.0), "any value is, and 0 starts the forget gate at 0.5"),
+    (Spec((2, 3), {"num_layers": 3}, -0.5), "any value is, and a negative one starts the forget gate below 0.5"),
+    (Spec((2, 1), {"num_layers": 2, "bidirectional": True}, -2.0), "any nn.LSTM is, a hidden size of 1 too"),
+]
+LEGAL_SEED = 100  # the legal inputs' LSTMs are seeded apart from the other items'
+# what PyTorch says of a write into a Parameter (or a slice of it) while autograd records (checks/errors.py
+# explains it in the failure's text)
+LEAF_WRITE = "leaf Variable that requires grad is being used in an in-place operation"
 
 
 @dataclass(frozen=True)
@@ -162,6 +188,41 @@ def _differs_elsewhere(run: Run, explained: frozenset) -> str | None:
     return _first_difference(_effective(run.lstm), expected, run.hidden, explained)
 
 
+@dataclass(frozen=True)
+class AutogradOff:
+    """The student's calls made with autograd off, as if `with torch.no_grad():` were around them."""
+
+    student: object
+
+    def run(self, target: str, *args, **kwargs):
+        return self.student.run(target, *args, autograd=False, **kwargs)
+
+
+def _judged(check):
+    """`check` of the student's set_forget_bias; when a write into a bias raised as autograd recorded it, the item
+    fails saying what that means and what the same check finds with autograd off (the mistakes named there)."""
+
+    @functools.wraps(check)
+    def judged(student) -> None:
+        try:
+            check(student)
+        except Raised as error:
+            if LEAF_WRITE not in error.error_message:
+                raise
+            fail(f"{error}\n{_without_autograd(check, student)}")
+
+    return judged
+
+
+def _without_autograd(check, student) -> str:
+    try:
+        check(AutogradOff(student))
+    except (CheckFailure, StudentError) as failure:
+        return f"Run again with autograd off, your function shows more:\n{failure}"
+    return "Run again with autograd off, your function does what this item asks: that write is all that is wrong."
+
+
+@_judged
 def check_set_forget_bias_forget_block(student) -> None:
     """The forget gate's effective bias becomes the value; nothing else changes."""
     _check_values(student, SINGLE)
@@ -188,6 +249,7 @@ def _alone(student, run: Run, ih: str, hh: str, seed: int) -> tuple[torch.Tensor
     return alone.lstm.bias_ih_l0.detach(), alone.lstm.bias_hh_l0.detach()
 
 
+@_judged
 def check_set_forget_bias_all_layers_and_directions(student) -> None:
     """Every layer and both directions of a stacked bidirectional LSTM are set: each gets what a one-layer
     LSTM holding the same biases gets (judged on the student's own results, whatever their values)."""
@@ -210,6 +272,7 @@ def check_set_forget_bias_all_layers_and_directions(student) -> None:
                 )
 
 
+@_judged
 def check_set_forget_bias_in_place(student) -> None:
     """The forget bias is set in place: the same module comes back, holding the same Parameter objects,
     with something written into its biases (whatever the values)."""
@@ -221,3 +284,25 @@ def check_set_forget_bias_in_place(student) -> None:
             fail("set_forget_bias must return the very LSTM it was given (end with `return lstm`).")
         if len(_untouched(run)) == len(_pairs(run.lstm)):
             fail(f"set_forget_bias wrote nothing into the LSTM's biases ({spec.shown}): write into them in place.")
+
+
+def _difference(run: Run) -> str | None:
+    """Where the student's results first differ from the reference's on the run's input, or None."""
+    expected = _effective(reference.set_forget_bias(copy.deepcopy(run.original), *run.spec.extra))
+    return _first_difference(_effective(run.lstm), expected, run.hidden)
+
+
+@_judged
+def check_set_forget_bias_legal_inputs(student) -> None:
+    """The edges of the legal domain (a value of 0 or below, a hidden size of 1) are handled as any input: the
+    reference's results there, or a known mistake's (the other items grade those); refusing them costs this item."""
+    for seed, (spec, why) in enumerate(LEGAL, start=LEGAL_SEED):
+        try:
+            run = _run(student, spec, seed)
+        except Raised as error:
+            if LEAF_WRITE in error.error_message:
+                raise
+            fail(refused_legal_input(error, spec.shown, why))
+        problem = _difference(run)
+        if problem is not None and explaining([(_effective(run.lstm), _suspects(run))], _matches) is None:
+            fail(f"set_forget_bias, on a legal input: {problem} ({spec.shown}).\nThat input is legal: {why}.")

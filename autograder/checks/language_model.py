@@ -2,7 +2,10 @@
 
 `next_token_loss: gradients` is judged against the student's own loss (its central differences along
 random directions of each parameter), and `sample: no grad` on the calls to the model alone: both keep
-their points when only the values are wrong.
+their points when only the values are wrong. Each function's `legal_inputs` alone judges the edges of
+its legal domain (a batch of one row, two tokens a row, a model with no `head`; no steps, one step, a
+temperature above 1, the start token 0), which the other items leave out: there the function must not
+raise, and must give the reference's results, or a known mistake's (graded by the other items).
 """
 
 import copy
@@ -12,19 +15,23 @@ import torch
 
 from autograder.checks import gradients, variants
 from autograder.checks.compare import (
+    ATOL,
+    RTOL,
     Comparison,
     Suspects,
     describe_type,
     expect_tensor,
     explaining,
     fail,
+    mismatch_report,
+    refused_legal_input,
     untouched,
     verdict_then,
     with_diagnosis,
 )
 from autograder.checks.inputs import generator, normal, seeded_module
 from autograder.runtime.seeds import seed_cpu
-from autograder.runtime.trusted import LanguageModel
+from autograder.runtime.trusted import LanguageModel, TiedLanguageModel
 from autograder.student import Raised
 from solutions import language_model as reference
 
@@ -49,10 +56,50 @@ class SampleCase:
         return f"start {self.start}, {self.steps} steps, temperature {self.temperature}"
 
 
-LOSS_CASES = [LossCase(4, 9, 7, 0), LossCase(1, 2, 5, 1), LossCase(3, 6, 6, 2), LossCase(2, 7, 6, 3)]
+@dataclass(frozen=True)
+class LegalLoss:
+    """An edge of next_token_loss's legal domain: the tokens, the model (a TiedLanguageModel, with no `head`, or
+    the given model's layers) and why the docstring allows it."""
+
+    case: LossCase
+    rows: list[int] | None  # the real length of each row, padded with 0 and pad_id 0; None: full rows, pad_id None
+    tied: bool
+    why: str
+
+    @property
+    def pad_id(self) -> int | None:
+        return None if self.rows is None else 0
+
+    @property
+    def shown(self) -> str:
+        rows = "" if self.rows is None else f", row lengths {self.rows} padded with 0"
+        model = "a model with no head" if self.tied else "a model of the given layers"
+        return (
+            f"tokens {self.case.batch}x{self.case.length}{rows}, pad_id {self.pad_id}, vocab {self.case.vocab}, {model}"
+        )
+
+
+LOSS_CASES = [LossCase(4, 9, 7, 0), LossCase(3, 6, 6, 2), LossCase(2, 7, 6, 3)]  # tokens from 0 up: 0 counts too
 PADDED_LENGTHS = [[9, 5, 3, 7], [2, 6, 6], [4, 4]]
-SAMPLE_CASES = [SampleCase(1, 12, 0.5, 0), SampleCase(3, 15, 1.0, 1), SampleCase(2, 10, 2.0, 2)]
-SAMPLE_CASES += [SampleCase(5, 1, 0.8, 3), SampleCase(4, 0, 1.0, 4)]
+LEGAL_LOSSES = [
+    LegalLoss(LossCase(1, 7, 6, 10), None, False, "a batch of one row is a batch"),
+    LegalLoss(LossCase(3, 2, 5, 11), None, False, "length >= 2 is all the docstring asks: one target a row"),
+    LegalLoss(LossCase(1, 2, 7, 12), None, False, "one row of two tokens has a single target: the mean is its loss"),
+    LegalLoss(LossCase(1, 6, 6, 13), [4], False, "a padded batch of one row is a padded batch"),
+    LegalLoss(
+        LossCase(3, 6, 7, 14),
+        None,
+        True,
+        "any module that returns (logits, state) is a model: read the vocabulary from logits.shape[-1]",
+    ),
+]
+SAMPLE_CASES = [SampleCase(1, 12, 0.5, 0), SampleCase(3, 15, 1.0, 1), SampleCase(2, 10, 0.7, 2)]
+LEGAL_SAMPLES = [
+    (SampleCase(4, 0, 1.0, 10), "steps is a count, and 0 steps give [start] alone"),
+    (SampleCase(5, 1, 0.8, 11), "one step gives [start, t1]"),
+    (SampleCase(2, 10, 2.5, 12), "any temperature above 0 is, and one above 1 flattens the distribution"),
+    (SampleCase(0, 8, 1.0, 13), "start is any token of the vocabulary, 0 too"),
+]
 WORKER_SEED = 0  # the worker seeds the global random state so before every call (runtime/harness.py)
 SAMPLING_MODEL = (6, 8, 12)  # vocab, embed, hidden
 
@@ -61,13 +108,15 @@ def loss_model(vocab: int, seed: int) -> LanguageModel:
     return seeded_module(LanguageModel, vocab, 5, 8, seed=seed)
 
 
-def _tokens(batch: int, length: int, vocab: int, seed: int) -> torch.Tensor:
-    return torch.randint(1, vocab, (batch, length), generator=generator(seed))
+def _tokens(batch: int, length: int, vocab: int, seed: int, low: int = 1) -> torch.Tensor:
+    return torch.randint(low, vocab, (batch, length), generator=generator(seed))
 
 
-def _padded(rows: list[int], vocab: int, seed: int) -> torch.Tensor:
-    tokens = _tokens(len(rows), max(rows), vocab, seed)
-    return tokens.masked_fill(torch.arange(max(rows)).unsqueeze(0) >= torch.tensor(rows).unsqueeze(1), 0)
+def _padded(rows: list[int], vocab: int, seed: int, length: int | None = None) -> torch.Tensor:
+    """Rows of these real lengths padded with 0 up to `length` (the longest row's by default)."""
+    length = max(rows) if length is None else length
+    tokens = _tokens(len(rows), length, vocab, seed)
+    return tokens.masked_fill(torch.arange(length).unsqueeze(0) >= torch.tensor(rows).unsqueeze(1), 0)
 
 
 def _loss(student, model: LanguageModel, tokens: torch.Tensor, pad_id: int | None, changed: list | None = None):
@@ -117,7 +166,7 @@ def check_next_token_loss_values(student) -> None:
     """The mean cross-entropy of predicting tokens[:, 1:] from tokens[:, :-1]."""
     cases = []
     for case in LOSS_CASES:
-        tokens = _tokens(case.batch, case.length, case.vocab, case.seed)
+        tokens = _tokens(case.batch, case.length, case.vocab, case.seed, low=0)
         context = f"tokens {case.batch}x{case.length}, vocab {case.vocab}, pad_id None"
         cases.append(LossInput(loss_model(case.vocab, case.seed), tokens, None, context))
     _compare_losses(student, cases)
@@ -174,6 +223,46 @@ def check_next_token_loss_gradients(student) -> None:
         for number, (name, parameter) in enumerate(model.named_parameters())
     ]
     gradients.judge("next_token_loss", judged, "row lengths [7, 4, 6], pad_id 0")
+
+
+def _legal_loss_input(legal: LegalLoss) -> LossInput:
+    case = legal.case
+    model = seeded_module(TiedLanguageModel if legal.tied else LanguageModel, case.vocab, 5, 8, seed=case.seed)
+    if legal.rows is None:
+        tokens = _tokens(case.batch, case.length, case.vocab, case.seed, low=0)
+    else:
+        tokens = _padded(legal.rows, case.vocab, case.seed, case.length)
+    return LossInput(model, tokens, legal.pad_id, legal.shown)
+
+
+def check_next_token_loss_legal_inputs(student) -> None:
+    """The edges of the legal domain (a batch of one row, two tokens a row, a padded row alone, a model with no
+    `head`): the loss the reference gives there, or a known mistake's (the other items grade those)."""
+    for legal in LEGAL_LOSSES:
+        case = _legal_loss_input(legal)
+        suspects = Suspects(
+            variants.NEXT_TOKEN_LOSS, lambda v, c=case: _no_grad_loss(v, c.model, c.tokens.clone(), c.pad_id)
+        )
+        try:
+            call = student.run("language_model.next_token_loss", case.model, case.tokens, case.pad_id)
+        except Raised as error:
+            if suspects.raising(_as_variants_raise(error)) is None:
+                fail(refused_legal_input(error, case.context, legal.why))
+            continue
+        got = expect_tensor(call.value, "the loss", ())
+        with torch.no_grad():
+            expected = reference.next_token_loss(case.model, case.tokens, case.pad_id)
+        report = mismatch_report("the loss", got.detach(), expected, None, case.context)
+        if report is not None and explaining([(got.detach(), suspects)], _same_loss) is None:
+            fail(f"next_token_loss, on a legal input: {report}\nThat input is legal: {legal.why}.")
+
+
+def _same_loss(got: torch.Tensor, variant) -> bool:
+    return (
+        type(variant) is torch.Tensor
+        and variant.shape == got.shape
+        and bool(torch.allclose(got, variant.detach(), atol=ATOL, rtol=RTOL))
+    )
 
 
 # -- sample ----------------------------------------------------------------------------------
@@ -247,3 +336,27 @@ def check_sample_no_grad(student) -> None:
             fail(with_diagnosis("T5", f"sample ran the model with autograd on ({case.shown})."))
         if len(tokens) != case.steps + 1:
             fail(f"sample returned {len(tokens)} tokens; expected {case.steps + 1} (start plus one per step).")
+
+
+def check_sample_legal_inputs(student) -> None:
+    """The edges of the legal domain (no steps, one step, a temperature above 1, the start token 0): the tokens
+    the reference draws there, or a known mistake's (the other items grade those)."""
+    for case, why in LEGAL_SAMPLES:
+        suspects = _sample_suspects(case)
+        try:
+            tokens, _ = _sampled(student, case)
+        except Raised as error:
+            if suspects.raising(_as_variants_raise(error)) is None:
+                fail(refused_legal_input(error, case.shown, why))
+            continue
+        expected = reference.sample(sampling_model(), case.start, case.steps, case.temperature, generator(case.seed))
+        if tokens != expected and explaining([(tokens, suspects)], lambda a, b: a == b) is None:
+            fail(
+                f"sample, on a legal input: {_first_difference(tokens, expected)} ({case.shown}).\n"
+                f"That input is legal: {why}."
+            )
+
+
+def _as_variants_raise(error: Raised) -> str:
+    """The student's exception as `Suspects.raising` knows a variant's: type and first line."""
+    return f"{error.error_type}: {(error.error_message.splitlines() or [''])[0]}"

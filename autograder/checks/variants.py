@@ -85,6 +85,10 @@ class Table(Mapping[str, Callable[..., Any]]):
 
 
 # -- rnn_forward ---------------------------------------------------------------------------
+def _numpy_zeros(*size: int) -> torch.Tensor:
+    return torch.from_numpy(np.zeros(size))  # NumPy's default dtype: float64, whatever the input's
+
+
 def _rnn(
     x,
     w_ih,
@@ -97,16 +101,18 @@ def _rnn(
     carry=True,
     use_ih=True,
     use_hh=True,
-    walk="time",  # "time", "time_major" (x read as (length, batch, input)) or "rows" (x[t] for t over axis 0)
+    walk="time",  # "time", "time_major" (x read as (length, batch, input)), "rows" (x[t] for t over axis 0) or
+    # "steps" (x[:, t] for t over as many steps as the batch has rows: the length read from axis 0, x.size(0))
     start="h0",  # "h0", or "zeros" whatever h0 is
     final="last",  # h_n after the "last" step or the "first"
     stack=1,  # the axis the steps are stacked on: 1 (batch_first), or 0 (R7: (length, batch, hidden))
-    buffers="input",  # the zero state made from the "input" (x.new_zeros), or "float32" (R8: torch.zeros)
+    buffers="input",  # the zero state made from the "input" (x.new_zeros), or R8's "float32" (torch.zeros) or
+    # "numpy" (torch.from_numpy(np.zeros(...)): float64 whatever the input)
     in_place=False,  # L3: the state written into the caller's h0 at every step (h = h0[0]; h.copy_(...))
 ):
     x = x.transpose(0, 1) if walk == "time_major" else x
-    batch, length = x.shape[0], x.shape[0 if walk == "rows" else 1]
-    zeros = x.new_zeros if buffers == "input" else torch.zeros
+    batch, length = x.shape[0], x.shape[0 if walk in ("rows", "steps") else 1]
+    zeros = {"input": x.new_zeros, "float32": torch.zeros, "numpy": _numpy_zeros}[buffers]
     origin = zeros(batch, w_hh.shape[0]) if h0 is None or start == "zeros" else h0[0]
     a = w_ih if transpose in ("neither", "hh") else w_ih.T
     b = w_hh if transpose in ("neither", "ih") else w_hh.T
@@ -132,18 +138,20 @@ RNN_FORWARD = Table(  # R1's forms: "ih" raises a shape error first whenever "bo
         "R3:ih": {"use_ih": False},
         "R4": {"walk": "time_major"},
         "R4:rows": {"walk": "rows"},
+        "R4:steps": {"walk": "steps"},
         "R5": {"final": "first"},
         "R6": {"start": "zeros"},
         "R7": {"stack": 0},
         "R8": {"buffers": "float32"},
+        "R8:numpy": {"buffers": "numpy"},
         "L3:inputs": {"in_place": True},
     },
 )
 
 
 # -- lstm_step -----------------------------------------------------------------------------
-def _lstm(x, state, w_ih, w_hh, b_ih, b_hh, *, order="ifgo", cell="add", in_place=False):
-    h, c = state
+def _lstm(x, state, w_ih, w_hh, b_ih, b_hh, *, order="ifgo", cell="add", in_place=False, unpack="hc"):
+    h, c = state if unpack == "hc" else reversed(state)  # "ch" (L4): c, h = state, for PyTorch's (h, c)
     blocks = dict(zip(order, (x @ w_ih.T + b_ih + h @ w_hh.T + b_hh).chunk(4, dim=1), strict=True))
     i, f, g, o = torch.sigmoid(blocks["i"]), torch.sigmoid(blocks["f"]), torch.tanh(blocks["g"]), blocks["o"]
     c_new = {"add": f * c + i * g, "multiply": f * c * i * g, "no_old": i * g}[cell]
@@ -160,6 +168,7 @@ LSTM_STEP = Table(
         "L2": {"cell": "multiply"},
         "L2:no_old": {"cell": "no_old"},
         "L3": {"in_place": True},
+        "L4": {"unpack": "ch"},
     },
 )
 
@@ -178,6 +187,7 @@ def _encode(
     unpack_batch_first=True,
     total_length=True,
     final="state",  # h_n from the layer's "state", or the unpacked output's "last_step" or "last_row"
+    squeeze=False,  # G5: h_n.squeeze() with no dim for h_n[-1]: a batch of one row (or hidden size 1) loses an axis
 ):
     if not pack:
         output, state = rnn(embedded)
@@ -195,7 +205,8 @@ def _encode(
         return output, output[:, -1]
     if final == "last_row":
         return output, output[-1]
-    return output, (state[0] if isinstance(state, tuple) else state)[-1]
+    h_n = state[0] if isinstance(state, tuple) else state
+    return output, h_n.squeeze() if squeeze else h_n[-1]
 
 
 ENCODE_PACKED = Table(
@@ -210,6 +221,7 @@ ENCODE_PACKED = Table(
         "P4": {"final": "last_step"},
         "P4:row": {"final": "last_row"},
         "P5": {"total_length": False},
+        "G5:h_n": {"squeeze": True},
     },
 )
 
@@ -239,11 +251,13 @@ GATHER_FINAL = Table(
 )
 
 
-def _mean(output, lengths, *, total="real", divide="lengths", in_place=False):
+def _mean(output, lengths, *, total="real", divide="lengths", in_place=False, mask="torch"):
+    """`mask`: "torch", or "numpy" (R8: built in NumPy as floats, float64, which makes a float32 mean float64)."""
     real = torch.arange(output.shape[1]).unsqueeze(0) < lengths.unsqueeze(1)
     if in_place:  # L3: the padding zeroed in the caller's own output (output.masked_fill_(~mask, 0))
         output.masked_fill_(~real.unsqueeze(2), 0.0)
-    summed = (output * real.unsqueeze(2)).sum(1) if total == "real" else output.sum(1)
+    weights = real.unsqueeze(2) if mask == "torch" else torch.from_numpy(real.numpy().astype(float)).unsqueeze(2)
+    summed = (output * weights).sum(1) if total == "real" else output.sum(1)
     return summed / (lengths.unsqueeze(1).to(output) if divide == "lengths" else output.shape[1])
 
 
@@ -254,6 +268,7 @@ MASKED_MEAN = Table(
         "G3:plain": {"total": "every", "divide": "padded"},
         "G4": {"total": "every"},
         "L3:inputs": {"in_place": True},
+        "R8:mask": {"mask": "numpy"},
     },
 )
 
@@ -388,21 +403,39 @@ NEXT_TOKEN_LOSS = Table(
 
 
 # -- sample ----------------------------------------------------------------------------------
-def _sample(
-    model, start, steps, temperature, generator, *, scale="divide", carry=True, draw=True, own=True, no_grad=True
-):
-    """`own=False`: the draws come from the global random state, not from `generator`; `no_grad=False`: the
-    model runs with autograd on (T5)."""
+def _sample(model, start, steps, temperature, generator, *, scale="divide", carry=True, draw="generator", no_grad=True):
+    """`draw`: "generator" (torch.multinomial with the generator given), "argmax" (T3), "global" (T4: multinomial
+    from the global random state), "numpy" or "numpy_legacy" (T4: NumPy seeded with the generator's seed, as a NumPy
+    user seeds it: `default_rng(seed).choice`, or `np.random.seed(seed)` then `np.random.choice`: reproducible, but
+    not the generator's draws); `no_grad=False`: the model runs with autograd on (T5)."""
     tokens, state = [start], None
+    numpy = _numpy_source(draw, generator)
     with torch.no_grad() if no_grad else contextlib.nullcontext():
         for _ in range(steps):
             logits, new_state = model(torch.tensor([[tokens[-1]]]), state if carry else None)
             state = new_state
             scaled = logits[0, -1] / temperature if scale == "divide" else logits[0, -1] * temperature
-            probs = torch.softmax(scaled, dim=-1)
-            token = torch.multinomial(probs, 1, generator=generator if own else None) if draw else probs.argmax()
-            tokens.append(int(token))
+            tokens.append(_drawn(torch.softmax(scaled, dim=-1), draw, generator, numpy))
     return tokens
+
+
+def _numpy_source(draw: str, generator: torch.Generator) -> np.random.Generator | np.random.RandomState | None:
+    """NumPy's random source a NumPy user seeds with the generator's seed (the legacy one's own, so that the global
+    state of NumPy in the grader stays as it was: np.random.seed(s) then np.random.choice draws as it does)."""
+    if draw == "numpy":
+        return np.random.default_rng(generator.initial_seed())
+    if draw == "numpy_legacy":
+        return np.random.RandomState(generator.initial_seed())
+    return None
+
+
+def _drawn(probs: torch.Tensor, draw: str, generator: torch.Generator, numpy) -> int:
+    if draw == "argmax":
+        return int(probs.argmax())
+    if numpy is not None:
+        p = probs.double().numpy()
+        return int(numpy.choice(len(p), p=p / p.sum()))
+    return int(torch.multinomial(probs, 1, generator=generator if draw == "generator" else None))
 
 
 SAMPLE = Table(
@@ -410,8 +443,10 @@ SAMPLE = Table(
     {
         "T1": {"scale": "multiply"},
         "T2": {"carry": False},
-        "T3": {"draw": False},
-        "T4": {"own": False},
+        "T3": {"draw": "argmax"},
+        "T4": {"draw": "global"},
+        "T4:numpy": {"draw": "numpy"},
+        "T4:numpy_legacy": {"draw": "numpy_legacy"},
         "T5": {"no_grad": False},
     },
 )

@@ -8,10 +8,12 @@ variant, then for every combination (two or more) of those that each change the 
 call: a fingerprint of its inputs, what it returned or raised. What ships is numbers and the
 catalogue's feedback only: for each test, the calls of every variant (or combination) that makes the test
 fail, differs from the reference and cannot be taken for another mistake's; each distinct input once per
-test, each mistake's feedback once (a combination's is its parts'). Nothing of the hidden
-inputs or of any code but the public tests goes into it.
+test, each mistake's feedback once (a combination's is its parts'); and the grader's table of PyTorch's errors
+explained (`checks.errors`), with which the public tests explain one the student's code raises. Nothing of the
+hidden inputs or of any code but the public tests goes into it.
 """
 
+import contextlib
 import functools
 import inspect
 import json
@@ -27,19 +29,20 @@ from contextvars import ContextVar
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
-from typing import Any
+from typing import IO, Any
 
 import pytest
 
 from autograder import stubs
-from autograder.checks import catalogue, variants
-from autograder.locations import PUBLIC_TESTS, SOLUTIONS
+from autograder.checks import catalogue, errors, variants
+from autograder.locations import PUBLIC_TESTS, SOLUTIONS, recordings_folder
+from autograder.release import recordings
 from autograder.release.public_tests import todo_map
 
 OPTION = "--record-mistakes"
 PROGRESS = "--record-progress"  # the child appends a line per test to this file: the release's progress
-TIMEOUT = 600
-POLL = 0.5  # seconds between two looks at the child's progress
+TIMEOUT = 600  # seconds a recording child (one public test module) may take
+POLL = 0.1  # seconds between two looks at the children: their progress, which of them is done
 
 
 # -- inside the child process: the plugin -----------------------------------------------------------
@@ -144,7 +147,8 @@ def _progress(config: pytest.Config, line: str) -> None:
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:
-    _progress(session.config, f"total {len(session.items)}")
+    modules = " ".join(Path(argument).name for argument in session.config.args)
+    _progress(session.config, f"total {len(session.items)} {modules}")
 
 
 def pytest_runtest_teardown(item: pytest.Item) -> None:
@@ -245,7 +249,8 @@ def select(records: dict[str, Any], same: Callable[[Any, Any], bool]) -> Values:
             calls = {key: record["variants"][key]["calls"] for key in kept}
             tests[test] = {"function": record["function"], "in_place": record["in_place"], **_compact(calls)}
     parts = sorted({part for entry in tests.values() for key in entry["mistakes"] for part in key.split("+")})
-    shipped = {"mistakes": {part: catalogue.feedback(part) for part in parts}, "tests": tests}
+    mistakes = {part: catalogue.feedback(part) for part in parts}
+    shipped = {"mistakes": mistakes, "tests": tests, "errors": errors.shipped()}  # errors: PyTorch's, explained
     return Values(shipped, visible, named)
 
 
@@ -277,6 +282,9 @@ def _environment(workdir: Path) -> dict[str, str]:
     # process's variants (an installed grader's folder is site-packages, already on the child's path)
     env["PYTHONPATH"] = os.pathsep.join([str(workdir), str(Path(__file__).resolve().parents[2])])
     env["PYTHONDONTWRITEBYTECODE"] = "1"
+    # one thread each, whatever the machine: the tests' tensors are small (torch computes them on one thread
+    # anyway), and children with a pool of threads each spin waiting for one another's cores (twice the CPU on 2)
+    env["OMP_NUM_THREADS"] = env["MKL_NUM_THREADS"] = "1"
     return env
 
 
@@ -294,51 +302,157 @@ def reporting(step: Step) -> Iterator[None]:
         _reporting.reset(token)
 
 
-def record(tests: Path = PUBLIC_TESTS) -> dict[str, Any]:
-    """Run the public tests over the reference with the recorder; every test's records."""
+def record(tests: Path = PUBLIC_TESTS, cache: Path | None = None, jobs: int | None = None) -> dict[str, Any]:
+    """Run the public tests over the reference with the recorder; every test's records, module by module in the
+    order pytest collects them. Each module in a child process of its own (nothing another module does reaches
+    its recording), `jobs` at once (by default one per core); a module whose recording `cache` holds for the very
+    same inputs (recordings.py) is read back, not recorded, and each one recorded is kept there."""
     with tempfile.TemporaryDirectory(prefix="autograde-mistakes-") as folder:
-        workdir = Path(folder)
-        shutil.copytree(tests, workdir / "exercises" / "tests", ignore=shutil.ignore_patterns("__pycache__", "*.json"))
-        for path in SOLUTIONS.glob("*.py"):
-            shutil.copyfile(path, workdir / "exercises" / path.name)
-        (workdir / "pytest.ini").write_text("[pytest]\n", encoding="utf-8")
-        out, lines = workdir / "records.json", workdir / "progress.txt"
-        command = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", __name__]
-        command += [f"{OPTION}={out}", f"{PROGRESS}={lines}", "exercises/tests"]
-        code, output = _run_child(command, workdir, lines)
-        if code != 0 or not out.exists():
-            raise RuntimeError(f"recording the public tests failed (exit {code}):\n{output[-3000:]}")
-        return json.loads(out.read_text(encoding="utf-8"))
+        root = Path(folder)
+        modules = {path.name: _workdir(root / path.stem, tests, path.name) for path in sorted(tests.glob("test_*.py"))}
+        shared = recordings.common(_environment(root))  # before any child starts: what they will import
+        keys = {module: recordings.key(workdir, shared) for module, workdir in modules.items()}
+        found = {module: recordings.load(cache, module, keys[module]) for module in modules} if cache else {}
+        kept = {module: entry for module, entry in found.items() if entry is not None}
+        missing = [module for module in modules if module not in kept]
+        last = {module: recordings.last_run(cache, module) for module in missing} if cache else {}
+        waiting = {module: modules[module] for module in _longest_first(missing, tests, last)}
+        made = _record_modules(waiting, kept, last, root, jobs or recordings.cores())
+        if cache and made and recordings.common(_environment(root)) == shared:  # nothing changed while recording
+            for module, entry in made.items():
+                recordings.store(cache, module, keys[module], entry)
+        entries = kept | made
+        return {test: records for module in modules for test, records in entries[module].records.items()}
 
 
-def _run_child(command: list[str], workdir: Path, lines: Path) -> tuple[int, str]:
-    """Run the recording child within TIMEOUT, passing on its progress; its exit status and output."""
-    step = _reporting.get() or (lambda *_: None)
-    with tempfile.TemporaryFile("w+", encoding="utf-8") as output:
-        child = subprocess.Popen(
-            command, cwd=workdir, env=_environment(workdir), stdout=output, stderr=subprocess.STDOUT
+def _workdir(folder: Path, tests: Path, module: str) -> Path:
+    """The child's folder for one public test module: the module and the public tests' other files (conftest.py;
+    not the other test modules), the reference as `exercises/`, a pytest.ini. Its key digests all of it."""
+    others = {path.name for path in tests.glob("test_*.py")} - {module}
+    skipped = shutil.ignore_patterns("__pycache__", "*.json")
+
+    def ignored(where: str, names: list[str]) -> set[str]:
+        return set(skipped(where, names)) | (others if Path(where) == tests else set())
+
+    shutil.copytree(tests, folder / "exercises" / "tests", ignore=ignored)
+    for path in SOLUTIONS.glob("*.py"):
+        shutil.copyfile(path, folder / "exercises" / path.name)
+    (folder / "pytest.ini").write_text("[pytest]\n", encoding="utf-8")
+    return folder
+
+
+def _longest_first(modules: list[str], tests: Path, last: dict[str, recordings.Run | None]) -> list[str]:
+    """The modules in the order their children start: the longest to record last time first (one never kept
+    before them all), then the largest file, so that the last to finish is a short one."""
+
+    def expected(module: str) -> tuple[bool, float, int]:
+        run = last.get(module)
+        return run is not None, -(run.seconds if run else 0.0), -(tests / module).stat().st_size
+
+    return sorted(modules, key=expected)
+
+
+@dataclass
+class _Child:
+    """A recording child: the module it records, where its records go, its process, output and start."""
+
+    module: str
+    out: Path
+    process: subprocess.Popen
+    output: IO[str]
+    started: float
+
+    def finished(self) -> bool:
+        """Whether it is done; raises when it failed or ran past TIMEOUT."""
+        if self.process.poll() is None:
+            if time.monotonic() > self.started + TIMEOUT:
+                raise subprocess.TimeoutExpired(self.process.args, TIMEOUT)
+            return False
+        if self.process.returncode != 0 or not self.out.exists():
+            self.output.seek(0)
+            text = self.output.read()[-3000:]
+            raise RuntimeError(f"recording {self.module} failed (exit {self.process.returncode}):\n{text}")
+        return True
+
+    def stop(self) -> None:
+        if self.process.poll() is None:
+            self.process.kill()
+            self.process.wait()
+
+
+def _record_modules(
+    folders: dict[str, Path],
+    kept: dict[str, recordings.Entry],
+    last: dict[str, recordings.Run | None],
+    root: Path,
+    jobs: int,
+) -> dict[str, recordings.Entry]:
+    """Record each module in its folder, in a child of its own, `jobs` at once, passing on their progress: the
+    modules `kept` count as done from the start, and a module's tests as many as `last` time until its child
+    has counted them; each module's entry."""
+    lines = root / "progress.txt"
+    expected = "".join(f"expect {run.tests} {module}\n" for module, run in last.items() if run is not None)
+    cached = "".join(_from_cache(module, entry.tests) for module, entry in kept.items())
+    lines.write_text(cached + expected, encoding="utf-8")
+    seconds = _run_children(folders, root, lines, jobs)
+    ran = lines.read_text(encoding="utf-8").splitlines()
+    return {
+        module: recordings.Entry(
+            json.loads((root / f"{Path(module).stem}.json").read_text(encoding="utf-8")),
+            sum(line.startswith(f"done exercises/tests/{module}::") for line in ran),
+            seconds[module],
         )
-        deadline, seen = time.monotonic() + TIMEOUT, -1
+        for module in folders
+    }
+
+
+def _run_children(folders: dict[str, Path], root: Path, lines: Path, jobs: int) -> dict[str, float]:
+    """Run each module's child, `jobs` at once, passing on their progress; the seconds each took. Raises when one
+    fails or runs past TIMEOUT."""
+    step, seen = _reporting.get() or (lambda *_: None), -1
+    waiting, running, seconds = list(folders), [], {}
+    with contextlib.ExitStack() as outputs:
         try:
-            while child.poll() is None:
+            while waiting or running:
+                while waiting and len(running) < jobs:
+                    output = outputs.enter_context(tempfile.TemporaryFile("w+", encoding="utf-8"))
+                    running.append(_start(waiting.pop(0), folders, root, lines, output))
                 seen = _report(lines, seen, step)
-                if time.monotonic() > deadline:
-                    raise subprocess.TimeoutExpired(command, TIMEOUT)
-                time.sleep(POLL)
-        finally:  # a timeout or an interruption: no recording child left running
-            if child.poll() is None:
-                child.kill()
-                child.wait()
-        _report(lines, seen, step)
-        output.seek(0)
-        return child.returncode, output.read()
+                for child in [child for child in running if child.finished()]:
+                    running.remove(child)
+                    seconds[child.module] = time.monotonic() - child.started
+                time.sleep(POLL if running else 0)
+        finally:  # a failure, a timeout or an interruption: no recording child left running
+            for child in running:
+                child.stop()
+    _report(lines, seen, step)
+    return seconds
+
+
+def _from_cache(module: str, tests: int) -> str:
+    """The progress lines of a module read from the cache: its tests, done."""
+    return f"total {tests} {module}\n" + f"done {module}: unchanged, read from the cache\n" * tests
+
+
+def _start(module: str, folders: dict[str, Path], root: Path, lines: Path, output: IO[str]) -> _Child:
+    """Start the child that records one module in its folder (its records to the root, beside its folder)."""
+    out = root / f"{Path(module).stem}.json"
+    command = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", __name__]
+    command += [f"{OPTION}={out}", f"{PROGRESS}={lines}", f"exercises/tests/{module}"]
+    workdir = folders[module]
+    process = subprocess.Popen(command, cwd=workdir, env=_environment(workdir), stdout=output, stderr=subprocess.STDOUT)
+    return _Child(module, out, process, output, time.monotonic())
 
 
 def _report(lines: Path, seen: int, step: Step) -> int:
-    """Pass on the tests the child finished since `seen` (how many were passed on; -1 before its count of tests
-    was); returns the new `seen`."""
+    """Pass on the tests the children finished since `seen` (how many were passed on; -1 before any count of tests
+    was), out of the tests of every module: as its child counted them ("total N MODULE"), else as many as the
+    last time ("expect N MODULE"); returns the new `seen`."""
     written = lines.read_text(encoding="utf-8").splitlines() if lines.exists() else []
-    total = next((int(line.split()[1]) for line in written if line.startswith("total ")), 0)
+    counted = [line.split()[1:] for line in written if line.startswith("total ")]
+    expected = [line.split()[1:] for line in written if line.startswith("expect ")]
+    named = {words[1] for words in counted if len(words) > 1}
+    total = sum(int(words[0]) for words in counted) + sum(int(n) for n, module in expected if module not in named)
     if not total:
         return seen
     if seen < 0:
@@ -349,10 +463,39 @@ def _report(lines: Path, seen: int, step: Step) -> int:
     return len(done)
 
 
-@functools.cache
+_caching: ContextVar[bool] = ContextVar("caching", default=True)
+
+
+@contextmanager
+def caching(on: bool) -> Iterator[None]:
+    """Within: the release reads and keeps the public tests' recordings in its cache (`on`, the default), or records
+    every public test module again and keeps nothing (`autograde release --no-cache`)."""
+    token = _caching.set(on)
+    try:
+        yield
+    finally:
+        _caching.reset(token)
+
+
+def cache_folder() -> Path | None:
+    """Where the release reads and keeps its recordings: locations.recordings_folder, None within caching(False)."""
+    return recordings_folder() if _caching.get() else None
+
+
 def values() -> Values:
-    """The mistakes' values for the release, computed once per process."""
-    return select(record(), public_conftest().same)
+    """The mistakes' values for the release, computed once per process and cache folder."""
+    return _values(cache_folder())
+
+
+@functools.cache
+def _values(cache: Path | None) -> Values:
+    return computed(cache)
+
+
+def computed(cache: Path | None) -> Values:
+    """The mistakes' values, each public test module's recording read from `cache` when it holds the recording of
+    the very same inputs (None: every module recorded, nothing kept)."""
+    return select(record(cache=cache), public_conftest().same)
 
 
 def public_conftest() -> ModuleType:

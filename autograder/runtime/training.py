@@ -276,7 +276,9 @@ def training_run(data: ModuleType, settings: dict[str, Any], seed: int, seeds: D
     if kind(settings) == "classifier":
         tokens, labels = data.make_sequences(settings["train_size"], seed=seeds.train + seed)
         eval_tokens, eval_labels = data.make_sequences(settings["eval_size"], seed=seeds.held_out)
-        return Run("harness.train_classifier", (run, tokens, None, labels, eval_tokens, None), eval_labels)
+        # the lengths given, every row's full length: lengths=None is a legal input graded by legal_inputs alone
+        arguments = (run, tokens, _full_lengths(tokens), labels, eval_tokens, _full_lengths(eval_tokens))
+        return Run("harness.train_classifier", arguments, eval_labels)
     low, high = settings["min_length"], settings["max_length"]
     tokens, lengths, labels = data.make_padded_sequences(settings["train_size"], low, high, seed=seeds.train + seed)
     eval_tokens, eval_lengths, eval_labels = data.make_padded_sequences(
@@ -286,6 +288,10 @@ def training_run(data: ModuleType, settings: dict[str, Any], seed: int, seeds: D
     extra = torch.zeros(len(eval_tokens), settings["eval_padded_to"] - high, dtype=torch.long)
     eval_tokens = torch.cat([eval_tokens, extra], dim=1)
     return Run("harness.train_classifier", (run, tokens, lengths, labels, eval_tokens, eval_lengths), eval_labels)
+
+
+def _full_lengths(tokens: torch.Tensor) -> torch.Tensor:
+    return torch.full((len(tokens),), tokens.shape[1], dtype=torch.long)
 
 
 # -- when a seed's training stops (the grader's rule, and the student's check's: docs/early-stopping.md) -------

@@ -2,7 +2,8 @@
 
 `train_step` is graded with `TinyClassifier`, and `next_token_loss` and `sample`
 with `LanguageModel` (the same layers as the given `NextTokenModel`), so a wrong
-classifier `forward` or an edited model cannot cost those items their points.
+classifier `forward` or an edited model cannot cost those items their points;
+`next_token_loss`'s legal inputs also with `TiedLanguageModel` (no `head`).
 """
 
 import torch
@@ -32,4 +33,27 @@ class TinyClassifier(nn.Module):
         return self.head(output[:, -1])
 
 
-TRUSTED: dict[str, type[nn.Module]] = {"TinyClassifier": TinyClassifier, "LanguageModel": LanguageModel}
+class TiedLanguageModel(nn.Module):
+    """Embedding -> LSTM (batch_first) -> Linear(hidden, embed), scored against the embedding's own weights (weight
+    tying); forward(tokens, state) as LanguageModel's. next_token_loss may be handed any model that answers so:
+    this one has no `head`, so the vocabulary is known from the logits alone. It stays here, in the worker's
+    runtime: the student repository's copy of language_model.py does not hold it."""
+
+    def __init__(self, vocab: int, embed: int = 16, hidden: int = 32) -> None:
+        super().__init__()
+        self.embedding = nn.Embedding(vocab, embed)
+        self.rnn = nn.LSTM(embed, hidden, batch_first=True)
+        self.project = nn.Linear(hidden, embed)
+
+    def forward(
+        self, tokens: torch.Tensor, state: tuple[torch.Tensor, torch.Tensor] | None = None
+    ) -> tuple[torch.Tensor, tuple[torch.Tensor, torch.Tensor]]:
+        output, state = self.rnn(self.embedding(tokens), state)
+        return self.project(output) @ self.embedding.weight.T, state
+
+
+TRUSTED: dict[str, type[nn.Module]] = {
+    "TinyClassifier": TinyClassifier,
+    "LanguageModel": LanguageModel,
+    "TiedLanguageModel": TiedLanguageModel,  # next_token_loss's legal inputs: a model of the contract with no head
+}

@@ -16,6 +16,10 @@ def test_padded_batch(student):
     checks.check_SequenceClassifier_padded_batch(student)
 
 
+def test_legal_inputs(student):
+    checks.check_SequenceClassifier_legal_inputs(student)
+
+
 def test_learns_the_task(student, rubric):
     thresholds.check_SequenceClassifier_learns_the_task(student, rubric)
 

@@ -13,3 +13,7 @@ def test_output(student):
 
 def test_skips_padding(student):
     checks.check_encode_packed_skips_padding(student)
+
+
+def test_legal_inputs(student):
+    checks.check_encode_packed_legal_inputs(student)

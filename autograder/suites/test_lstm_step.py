@@ -13,3 +13,7 @@ def test_gradients(student):
 
 def test_writes_the_step(student):
     checks.check_lstm_step_writes_the_step(student)
+
+
+def test_legal_inputs(student):
+    checks.check_lstm_step_legal_inputs(student)

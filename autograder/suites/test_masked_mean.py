@@ -5,3 +5,7 @@ from autograder.checks import padding as checks
 
 def test_values(student):
     checks.check_masked_mean_values(student)
+
+
+def test_legal_inputs(student):
+    checks.check_masked_mean_legal_inputs(student)

@@ -18,3 +18,7 @@ def test_gradients(student):
 
 def test_trains_the_pattern_model(student, rubric):
     thresholds.check_next_token_loss_trains_the_pattern_model(student, rubric)
+
+
+def test_legal_inputs(student):
+    checks.check_next_token_loss_legal_inputs(student)

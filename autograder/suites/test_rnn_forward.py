@@ -21,3 +21,7 @@ def test_gradients(student):
 
 def test_writes_the_loop(student):
     checks.check_rnn_forward_writes_the_loop(student)
+
+
+def test_legal_inputs(student):
+    checks.check_rnn_forward_legal_inputs(student)

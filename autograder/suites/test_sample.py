@@ -9,3 +9,7 @@ def test_values(student):
 
 def test_no_grad(student):
     checks.check_sample_no_grad(student)
+
+
+def test_legal_inputs(student):
+    checks.check_sample_legal_inputs(student)

@@ -13,3 +13,7 @@ def test_all_layers_and_directions(student):
 
 def test_in_place(student):
     checks.check_set_forget_bias_in_place(student)
+
+
+def test_legal_inputs(student):
+    checks.check_set_forget_bias_legal_inputs(student)

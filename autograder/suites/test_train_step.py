@@ -9,3 +9,7 @@ def test_update(student):
 
 def test_clipped_norm(student):
     checks.check_train_step_clipped_norm(student)
+
+
+def test_legal_inputs(student):
+    checks.check_train_step_legal_inputs(student)

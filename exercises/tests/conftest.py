@@ -13,6 +13,11 @@ to reread, as the grader's feedback does:
     [G1] Your final states equal output[:, -1]: ... Gather at lengths - 1.
       Reread: Day 4, "Packing is not an optimisation".
 
+A failing test that blames another TODO's function first ("masked_mean (TODO 5) is wrong ...") called
+it, and that function fails its own tests. An error PyTorch raised (a view of transposed memory, two
+dtypes mixed, an in-place change autograd needed) ends with the line of your exercises/ file it came
+from and what it means, in the words of the grader's feedback (the table in `mistakes.json`).
+
 Nothing here changes whether a test passes.
 """
 
@@ -25,6 +30,7 @@ import json
 import math
 import operator
 import re
+import traceback
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -35,19 +41,22 @@ import torch
 from torch import nn
 
 MISTAKES = Path(__file__).resolve().parent / "mistakes.json"
+PACKAGE = Path(__file__).resolve().parents[1]  # exercises/: the student's modules, beside these tests
+MEANING = "What this means: "  # how an explained error's last line starts, as in the grader's feedback
 ATOL, RTOL = 1e-5, 1e-4  # as the tests' assert_close
 DIGITS = 8  # significant digits kept of a number
 
 
 @functools.cache
 def known() -> dict[str, Any]:
-    """The released values: {"mistakes": {key: feedback}, "tests": {test id: {...}}}, or nothing.
+    """The released values: {"mistakes": {key: feedback}, "tests": {test id: {...}}, "errors": [[pattern,
+    explanation], ...]}, or nothing.
 
     A test's distinct call inputs are stored once ("inputs"), each call naming its own by index; the
     feedback is stored per mistake ("R1:hh"), a combination's ("R1:hh+R6") being its parts', a line each.
     """
     if not MISTAKES.exists():
-        return {"mistakes": {}, "tests": {}}
+        return {"mistakes": {}, "tests": {}, "errors": []}
     return json.loads(MISTAKES.read_text(encoding="utf-8"))
 
 
@@ -241,18 +250,20 @@ def _repeats(call: dict, recorded: dict, inputs: list[Any]) -> bool:
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_call(item: pytest.Item) -> Iterator[None]:
     """On a failure whose calls repeat a known mistake's, lead the message with the mistake; before it, say
-    which function of another TODO that the tested module uses fails its own tests."""
+    which function of another TODO that the test called fails its own tests."""
     entry = known()["tests"].get(test_id(item)) or {"function": None}
-    with watching(entry["function"], entry["in_place"]) if entry["function"] else contextlib.nullcontext([]) as calls:
-        try:
+    watched = watching(entry["function"], entry["in_place"]) if entry["function"] else contextlib.nullcontext([])
+    try:
+        with watched as calls, calling_helpers(item.path.stem[5:]) as called:
             return (yield)
-        except Exception as failure:
-            named = diagnosis(calls, entry) if entry["function"] else None
-            helpers = [] if isinstance(failure, NotImplementedError) else wrong_helpers(item.path.stem[5:])
-            if named is not None or helpers:
-                message = str(failure.args[0]) if failure.args else ""
-                failure.args = ("\n".join([*helpers, *filter(None, [named, message])]), *failure.args[1:])
-            raise
+    except Exception as failure:  # the helpers are theirs again: their own tests may run
+        named = diagnosis(calls, entry) if entry["function"] else None
+        helpers = [] if isinstance(failure, NotImplementedError) else wrong_helpers(called)
+        meaning = explained(failure)
+        if named is not None or helpers or meaning:
+            message = str(failure.args[0]) if failure.args else ""
+            failure.args = ("\n".join([*helpers, *filter(None, [named, message]), *meaning]), *failure.args[1:])
+        raise
 
 
 # -- another TODO's function that the tested code uses, wrong by its own tests ------------------------------
@@ -260,26 +271,54 @@ HELPERS = {"padding.gather_final": 4, "padding.masked_mean": 5}  # the other TOD
 SECTION = re.compile(r"^#\s*-+\s*TODO (\d+) ·", re.MULTILINE)  # a public test file's TODO sections
 
 
-def wrong_helpers(module: str) -> list[str]:
-    """A line for each function of another TODO that `module` uses (imports it, or its module) whose own
-    plain tests fail: the test that failed may fail because of it."""
+def wrong_helpers(called: set[str]) -> list[str]:
+    """A line for each function of another TODO that the failed test called whose own plain tests fail: the
+    test may fail because of it. One it did not call is not blamed, however wrong."""
     return [
         f"{target.split('.')[1]} (TODO {number}) is wrong: {own}; fix it first, this test uses it"
         for target, number in HELPERS.items()
-        if _uses(module, target) and (own := own_failure(target, number)) is not None
+        if target in called and (own := own_failure(target, number)) is not None
     ]
 
 
-def _uses(module: str, target: str) -> bool:
+@contextlib.contextmanager
+def calling_helpers(module: str) -> Iterator[set[str]]:
+    """Record which functions of other TODOs (HELPERS) the block calls: through their own module (`padding.
+    masked_mean(...)`) or through a name `module` imported them under (`from exercises.padding import ...`)."""
+    called: set[str] = set()
+    bindings = [(namespace, name, target) for target in HELPERS for namespace, name in _bindings(module, target)]
+    originals = [getattr(namespace, name) for namespace, name, _ in bindings]
+    for (namespace, name, target), original in zip(bindings, originals, strict=True):
+        setattr(namespace, name, _noting(original, target, called))
+    try:
+        yield called
+    finally:
+        for (namespace, name, _), original in zip(bindings, originals, strict=True):
+            setattr(namespace, name, original)
+
+
+def _bindings(module: str, target: str) -> list[tuple[Any, str]]:
+    """Where code of `module` finds the function `target` of another module: (namespace, name) pairs."""
     owner_name, name = target.split(".")
     if module == owner_name:
-        return False
+        return []  # a function of the tested module's own TODOs is not another TODO's helper
     try:
         tested, owner = (importlib.import_module(f"exercises.{m}") for m in (module, owner_name))
     except Exception:  # a module that does not import: its own tests say so
-        return False
+        return []
     function = getattr(owner, name, None)
-    return any(value is function or value is owner for value in vars(tested).values())
+    if not callable(function):
+        return []
+    return [(owner, name)] + [(tested, key) for key, value in vars(tested).items() if value is function]
+
+
+def _noting(function: Callable[..., Any], target: str, called: set[str]) -> Callable[..., Any]:
+    @functools.wraps(function)
+    def noted(*args: Any, **kwargs: Any) -> Any:
+        called.add(target)
+        return function(*args, **kwargs)
+
+    return noted
 
 
 @functools.cache
@@ -304,3 +343,40 @@ def own_failure(target: str, number: int) -> str | None:
             except Exception as error:
                 return f"{name}: {(str(error).splitlines() or [type(error).__name__])[0].rstrip('.')}"
     return None
+
+
+# -- an error PyTorch raised in the student's code, in the grader's words ---------------------------------
+def explained(failure: BaseException) -> list[str]:
+    """For an error the released table explains (PyTorch's, never a failed assertion): the line of the student's
+    exercises/ file it came from, when the traceback passes there, and what it means."""
+    if isinstance(failure, AssertionError):
+        return []
+    try:
+        meaning = explain(str(failure))
+    except Exception:  # an exception class of the student's whose message cannot be read: nothing to explain
+        return []
+    return [] if meaning is None else [*students_line(failure), MEANING + meaning]
+
+
+def explain(message: str) -> str | None:
+    """The explanation of the first row of the table whose pattern the message matches, its groups filled in."""
+    for pattern, text in known().get("errors", []):
+        match = re.search(pattern, message)
+        if match:
+            return text.format(**match.groupdict())
+    return None
+
+
+def students_line(failure: BaseException) -> list[str]:
+    """The last frame of the traceback in the student's exercises/ modules (not these tests), as Python shows it."""
+    frames = [frame for frame in traceback.extract_tb(failure.__traceback__) if _students(frame.filename)]
+    if not frames:
+        return []  # raised in a test's own line: autograd's backward, after the student's function returned
+    frame = frames[-1]
+    where = Path(frame.filename).resolve().relative_to(PACKAGE.parent).as_posix()
+    return [f'  File "{where}", line {frame.lineno}, in {frame.name}', f"    {(frame.line or '').strip()}"]
+
+
+def _students(filename: str) -> bool:
+    path = Path(filename).resolve()
+    return path.is_relative_to(PACKAGE) and not path.is_relative_to(PACKAGE / "tests")

@@ -3,6 +3,7 @@
 Run them with `python -m pytest exercises/tests/test_initialisation.py`.
 """
 
+import pytest
 import torch
 from torch import nn
 
@@ -60,7 +61,7 @@ def test_nothing_outside_the_forget_blocks_changes():
     """The input, cell and output blocks of every bias, and every weight, keep their values."""
     lstm = stacked_bidirectional_lstm()
     before = snapshot(lstm)
-    initialisation.set_forget_bias(lstm, -1.5)
+    initialisation.set_forget_bias(lstm, 1.5)
     outside = torch.ones(4 * HIDDEN, dtype=torch.bool)
     outside[FORGET] = False
     for name, parameter in lstm.named_parameters():
@@ -68,6 +69,31 @@ def test_nothing_outside_the_forget_blocks_changes():
             assert torch.equal(parameter[outside], before[name][outside]), f"{name} changed outside [H:2H]"
         else:
             assert torch.equal(parameter, before[name]), f"{name} is a weight: it should not change"
+
+
+@pytest.mark.parametrize("value", [0.0, -1.0])
+def test_a_value_of_zero_or_below_is_legal(value):
+    """Any value is legal: 0 starts the forget gate at 0.5, a negative one below it; every layer and direction."""
+    lstm = initialisation.set_forget_bias(stacked_bidirectional_lstm(), value)
+    for ih, hh in bias_pairs(lstm):
+        effective = getattr(lstm, ih)[FORGET] + getattr(lstm, hh)[FORGET]
+        assert torch.allclose(effective, torch.full((HIDDEN,), value)), (
+            f"{ih} + {hh} over the forget block should be {value} everywhere, got {effective.tolist()}: "
+            "a value of 0 or below is legal too"
+        )
+
+
+def test_a_one_layer_lstm_with_a_hidden_size_of_one_gets_its_forget_bias():
+    """One layer, one direction, hidden size 1: the forget block is entry 1 of bias_ih_l0 and bias_hh_l0."""
+    torch.manual_seed(1)
+    lstm = nn.LSTM(input_size=4, hidden_size=1, batch_first=True)
+    before = snapshot(lstm)
+    initialisation.set_forget_bias(lstm, -0.25)
+    effective = lstm.bias_ih_l0[1] + lstm.bias_hh_l0[1]
+    assert torch.isclose(effective, torch.tensor(-0.25)), f"bias_ih_l0[1] + bias_hh_l0[1] is {effective.item():.4f}"
+    for name in ("bias_ih_l0", "bias_hh_l0"):
+        others = torch.tensor([0, 2, 3])
+        assert torch.equal(getattr(lstm, name)[others], before[name][others]), f"{name} changed outside entry 1"
 
 
 def test_the_parameters_stay_the_same_objects():

@@ -8,6 +8,7 @@ answers can be worked out on paper.
 
 import math
 
+import pytest
 import torch
 from torch import nn
 
@@ -109,6 +110,22 @@ def test_without_pad_id_every_position_counts():
     assert math.isclose(loss.item(), expected, rel_tol=1e-4), f"expected {expected:.4f}, got {loss.item():.4f}"
 
 
+def test_a_batch_of_one_row_of_two_tokens_has_a_single_target():
+    """tokens (1, 2) is legal: the model reads [[2]], the one target is 0, and the loss is -log P(0 | 2)."""
+    model = BigramModel()
+    loss = language_model.next_token_loss(model, torch.tensor([[2, 0]]))
+    assert math.isclose(loss.item(), surprise(2, 0), rel_tol=1e-4), f"expected {surprise(2, 0):.4f}, got {loss.item()}"
+    assert [seen.tolist() for seen in model.seen] == [[[2]]], f"the model should read [[2]], it read {model.seen}"
+
+
+def test_a_padded_batch_of_one_row_leaves_out_its_padding_targets():
+    """One row, padded with 0 (pad_id=0): the mean is over its two real targets, 1->2 and 2->2."""
+    tokens = torch.tensor([[1, 2, 2, 0, 0]])
+    expected = (surprise(1, 2) + surprise(2, 2)) / 2
+    loss = language_model.next_token_loss(BigramModel(), tokens, pad_id=0)
+    assert math.isclose(loss.item(), expected, rel_tol=1e-4), f"expected {expected:.4f}, got {loss.item():.4f}"
+
+
 # ---------------------------------------------------------------- TODO 8 · sample
 
 
@@ -205,3 +222,28 @@ def test_sample_runs_without_tracking_gradients():
     language_model.sample(model, 0, 3, 1.0, torch.Generator().manual_seed(0))
     assert len(model.calls) == 3, f"3 steps call the model 3 times, it was called {len(model.calls)} times"
     assert not any(call["grad"] for call in model.calls), "wrap the loop in `with torch.no_grad():`"
+
+
+@pytest.mark.parametrize(("start", "temperature"), [(3, 1.0), (0, 3.0)])
+def test_each_step_draws_one_token_with_the_generator_given(start, temperature):
+    """With fixed scores, step k's token is the k-th torch.multinomial(probs, 1, generator=generator) draw: any
+    other random source (the global state, NumPy, even seeded from the generator) gives other tokens. A temperature
+    above 1 is legal (it flattens), and so is the start token 0."""
+    scores = torch.tensor([0.3, 1.2, -0.4, 0.8])
+    model = ScriptedModel(vocab=4, rule=lambda last, calls: scores)
+    tokens = language_model.sample(model, start, 12, temperature, torch.Generator().manual_seed(7))
+    draws, probs = torch.Generator().manual_seed(7), torch.softmax(scores / temperature, dim=-1)
+    expected = [start] + [int(torch.multinomial(probs, 1, generator=draws)) for _ in range(12)]
+    assert tokens == expected, (
+        f"expected {expected}, got {tokens}: draw each token with torch.multinomial(probs, 1, generator=generator), "
+        "one draw per step, from the probabilities of the logits divided by the temperature"
+    )
+
+
+@pytest.mark.parametrize("steps", [0, 1])
+def test_no_step_gives_the_start_alone_and_one_step_one_token_more(steps):
+    """steps=0 is legal and returns [start]; steps=1 returns [start, t1]."""
+    model = ScriptedModel(vocab=6, rule=lambda last, calls: only((last + 1) % 6, 6))
+    tokens = language_model.sample(model, 4, steps, 1.0, torch.Generator().manual_seed(0))
+    expected = [4, 5][: steps + 1]
+    assert tokens == expected, f"{steps} steps after the start token 4 give {expected}, got {tokens}"

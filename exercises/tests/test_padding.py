@@ -105,6 +105,55 @@ def test_the_padding_values_do_not_matter_to_encode_packed():
     assert_close(h_n, other_h_n)
 
 
+@pytest.mark.parametrize("cell", sorted(CELLS))
+def test_encode_packed_keeps_the_batch_axis_for_a_batch_of_one_row(cell):
+    """A batch of one row gives output (1, max_length, hidden) and h_n (1, hidden), as the row run alone."""
+    rnn = layer(cell)
+    embedded = torch.randn(1, 4, 3, generator=torch.Generator().manual_seed(5))
+    with torch.no_grad():
+        output, h_n = padding.encode_packed(rnn, embedded, torch.tensor([3]))
+        assert h_n.shape == (1, 4), (
+            f"h_n should be (batch, hidden) = (1, 4), got {tuple(h_n.shape)}: a batch of one row keeps its batch axis"
+        )
+        assert output.shape == (1, 4, 4), f"output should be (1, 4, 4), got {tuple(output.shape)}"
+        alone_output, alone_state = rnn(embedded[:, :3])
+        alone_h = alone_state[0] if isinstance(alone_state, tuple) else alone_state
+        assert_close(h_n, alone_h[0])
+        assert_close(output[:, :3], alone_output)
+
+
+@pytest.mark.parametrize("cell", sorted(CELLS))
+def test_encode_packed_keeps_the_hidden_axis_for_a_hidden_size_of_one(cell):
+    """A layer of hidden size 1 gives output (batch, max_length, 1) and h_n (batch, 1)."""
+    torch.manual_seed(1)
+    rnn = CELLS[cell](3, 1, batch_first=True)
+    embedded = padded_batch(seed=6)
+    with torch.no_grad():
+        output, h_n = padding.encode_packed(rnn, embedded, LENGTHS)
+        assert h_n.shape == (4, 1), f"h_n should be (batch, hidden) = (4, 1), got {tuple(h_n.shape)}"
+        assert output.shape == (4, MAX_LENGTH, 1), f"output should be (4, 5, 1), got {tuple(output.shape)}"
+        for row, length in enumerate(LENGTHS.tolist()):
+            _, alone_state = rnn(embedded[row : row + 1, :length])
+            alone_h = alone_state[0] if isinstance(alone_state, tuple) else alone_state
+            assert_close(h_n[row], alone_h[0, 0])
+
+
+@pytest.mark.parametrize("cell", sorted(CELLS))
+def test_encode_packed_runs_a_float64_layer_in_float64(cell):
+    """A float64 layer and batch give a float64 output and h_n, each row as run alone."""
+    rnn = layer(cell).double()
+    embedded = padded_batch(seed=7).double()
+    with torch.no_grad():
+        output, h_n = padding.encode_packed(rnn, embedded, LENGTHS)
+        assert (output.dtype, h_n.dtype) == (torch.float64, torch.float64), (
+            f"given float64, return float64: got output {output.dtype}, h_n {h_n.dtype}"
+        )
+        for row, length in enumerate(LENGTHS.tolist()):
+            _, alone_state = rnn(embedded[row : row + 1, :length])
+            alone_h = alone_state[0] if isinstance(alone_state, tuple) else alone_state
+            assert_close(h_n[row], alone_h[0, 0])
+
+
 # ---------------------------------------------------------------- TODO 4 · gather_final
 
 
@@ -143,6 +192,14 @@ def test_gather_final_keeps_the_batch_axis_for_a_batch_of_one_row():
     got = padding.gather_final(output, torch.tensor([2]))
     assert got.shape == (1, 3), f"expected (batch, hidden) = (1, 3), got {tuple(got.shape)}"
     assert_close(got, output[:, 1])
+
+
+def test_gather_final_keeps_the_hidden_axis_for_a_hidden_size_of_one():
+    """A hidden size of 1 gives (batch, 1), not (batch,): only the gathered step's axis goes."""
+    output = torch.randn(3, 4, 1)
+    got = padding.gather_final(output, torch.tensor([2, 4, 1]))
+    assert got.shape == (3, 1), f"expected (batch, hidden) = (3, 1), got {tuple(got.shape)}"
+    assert_close(got, torch.stack([output[0, 1], output[1, 3], output[2, 0]]))
 
 
 def test_gather_final_matches_the_row_by_row_definition():
@@ -186,6 +243,21 @@ def test_masked_mean_does_not_change_when_the_padding_changes():
     assert_close(first, second)
     for row, length in enumerate(LENGTHS.tolist()):
         assert_close(first[row], output[row, :length].mean(dim=0))
+
+
+def test_masked_mean_keeps_the_batch_axis_for_a_batch_of_one_row():
+    """A batch of one row gives (1, hidden): the mean of that row's real steps."""
+    output = torch.randn(1, 4, 2)
+    got = padding.masked_mean(output, torch.tensor([3]))
+    assert got.shape == (1, 2), f"expected (batch, hidden) = (1, 2), got {tuple(got.shape)}"
+    assert_close(got, output[:, :3].mean(dim=1))
+
+
+def test_masked_mean_of_a_row_of_length_one_is_its_first_step():
+    """A row of length 1 averages one step: its mean is that step."""
+    output = torch.randn(3, 4, 2)
+    got = padding.masked_mean(output, torch.tensor([1, 4, 1]))
+    assert_close(got, torch.stack([output[0, 0], output[1].mean(dim=0), output[2, 0]]))
 
 
 def test_masked_mean_leaves_the_callers_output_as_it_was():

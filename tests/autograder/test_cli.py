@@ -49,8 +49,10 @@ def test_it_appends_the_summary_to_the_github_job_summary(submission, tmp_path, 
     monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(summary))
     cli.main(["grade", str(submission()), "--out", str(tmp_path / "out"), "--only", "masked_mean"])
     text = summary.read_text()
-    full = f"{points('masked_mean'):g}"
-    assert text.startswith("earlier step\n") and f"masked_mean: values | {full} | {full} |" in text
+    total = f"{points('masked_mean'):g}"
+    values = next(f"{item.points:g}" for item in rubric.load().items if item.name == "masked_mean: values")
+    assert text.startswith("earlier step\n") and f"Recurrent Networks: {total} / {total}" in text
+    assert f"masked_mean: values | {values} | {values} |" in text
 
 
 def test_it_exits_2_and_still_writes_results_when_there_is_no_exercises_folder(tmp_path, capsys):

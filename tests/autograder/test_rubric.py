@@ -134,10 +134,10 @@ def test_it_refuses_a_policy_it_cannot_apply_saying_what_is_wrong(tmp_path, sect
 
 def test_it_checks_a_rubric_file_against_the_hidden_suites_as_it_reads_it(tmp_path):
     text = RUBRIC.read_text()
-    (tmp_path / "extra.toml").write_text(text.replace("writes_the_loop = 2", "writes_the_loop = 2\nloops_twice = 1"))
+    (tmp_path / "extra.toml").write_text(text.replace("writes_the_loop = 1", "writes_the_loop = 1\nloops_twice = 1"))
     with pytest.raises(rubric.RubricError, match=r"points.rnn_forward.loops_twice has no hidden test"):
         rubric.load(tmp_path / "extra.toml")
-    (tmp_path / "missing.toml").write_text(text.replace("writes_the_loop = 2\n", ""))
+    (tmp_path / "missing.toml").write_text(text.replace("writes_the_loop = 1\n", ""))
     with pytest.raises(rubric.RubricError, match=r"\[points.rnn_forward\] lacks writes_the_loop: every hidden test"):
         rubric.load(tmp_path / "missing.toml")
     (tmp_path / "function.toml").write_text(text + "\n[points.rnn_backward]\nvalues = 1\n")
@@ -167,7 +167,7 @@ TYPOS = [
         'seeds_decided_early = "yes"',
         r"thresholds.SequenceClassifier.learns_the_task.seeds_decided_early must be true or false, not 'yes'",
     ),
-    ("output = 5\n", "output = 50\n", r"the points add up to \d+, not total = \d+: an item's points or the total"),
+    ("output = 4\n", "output = 40\n", r"the points add up to \d+, not total = \d+: an item's points or the total"),
     ("total = 100 ", "total = 90 ", r"the points add up to \d+, not total = 90"),
     ("total = 100 ", "total = 0 ", r"total must be a number above 0, not 0"),
     ("total = 100 ", 'total = "100" ', r"total must be a number above 0, not '100'"),
@@ -230,10 +230,10 @@ def test_its_module_reports_the_total_and_refuses_points_that_do_not_add_up_in_o
     stated = tomllib.loads(RUBRIC.read_text())["total"]
     assert f"{len(rubric.load().items)} items, {stated:g} points" in run_module().stdout
     typo = tmp_path / "typo.toml"
-    typo.write_text(RUBRIC.read_text().replace("output = 5\n", "output = 50\n", 1))
+    typo.write_text(RUBRIC.read_text().replace("output = 4\n", "output = 40\n", 1))
     done = run_module(str(typo))
     assert done.returncode == 2 and done.stdout == "" and len(done.stderr.splitlines()) == 1
-    assert done.stderr.startswith(f"rubric: {typo}: the points add up to {stated + 45:g}, not total = {stated:g}")
+    assert done.stderr.startswith(f"rubric: {typo}: the points add up to {stated + 36:g}, not total = {stated:g}")
 
 
 def test_it_reads_when_the_class_report_points_an_item_out_from_its_report_table():

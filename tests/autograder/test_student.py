@@ -6,10 +6,11 @@ import torch
 from crafted_answers import Answering, answering, deflated, response, saved
 from torch import nn
 
+from autograder.checks import errors
 from autograder.checks.compare import CheckFailure
 from autograder.runtime import codec
 from autograder.sandbox import WorkerLimits
-from autograder.student import Died, Remote
+from autograder.student import Died, Raised, Remote
 
 
 class Worker:
@@ -53,3 +54,41 @@ def test_it_fails_a_module_state_of_other_shapes_before_loading_it_into_the_grad
     with pytest.raises(CheckFailure, match="set_forget_bias changed the LSTM it was given: its state leaves out"):
         Answering(leaving({"weight_ih_l0": state["weight_ih_l0"]})).run("initialisation.set_forget_bias", lstm)
     assert Answering(leaving(state)).run("initialisation.set_forget_bias", lstm).value is lstm
+
+
+def raising(kind: str, message: str, traceback: str) -> Worker:
+    """A worker whose every call raised `kind` with `message`, at the student's frames `traceback`."""
+    error = {"type": kind, "message": message, "traceback": traceback}
+    return Worker(codec.dumps({"ok": False, "phase": "call", "error": error}))
+
+
+FRAMES = (
+    '  File "exercises/recurrence.py", line 40, in rnn_forward\n    h = step(x[:, t], h)\n'
+    '  File "exercises/recurrence.py", line 12, in step\n    return x @ weight_ih'
+)
+
+
+def test_it_explains_a_pytorch_error_with_the_line_of_the_students_file_it_came_from():
+    shapes = "mat1 and mat2 shapes cannot be multiplied (3x4 and 5x4)"
+    with pytest.raises(Raised) as raised:
+        Remote(raising("RuntimeError", shapes, FRAMES)).run("recurrence.rnn_forward", torch.zeros(3, 2, 4))
+    assert str(raised.value).splitlines() == [
+        f"rnn_forward raised RuntimeError: {shapes}",
+        '  File "exercises/recurrence.py", line 12, in step',  # the line that called PyTorch, not its callers
+        "    return x @ weight_ih",
+        f"{errors.MEANING}{errors.explain(shapes)}",
+    ]
+    assert raised.value.error_message == shapes  # the checks read PyTorch's own words
+
+
+def test_it_explains_an_error_autograd_raised_after_the_call_without_a_line():
+    in_place = "one of the variables needed for gradient computation has been modified by an inplace operation"
+    with pytest.raises(Raised) as raised:
+        Remote(raising("RuntimeError", in_place, "")).run("recurrence.lstm_step", torch.zeros(3, 4))
+    assert str(raised.value) == f"lstm_step raised RuntimeError: {in_place}\n{errors.MEANING}{errors.explain(in_place)}"
+
+
+def test_it_shows_an_error_the_table_does_not_explain_with_every_frame_as_it_came():
+    with pytest.raises(Raised) as raised:
+        Remote(raising("ValueError", "a sequence needs two steps", FRAMES)).run("recurrence.rnn_forward", 1)
+    assert str(raised.value) == f"rnn_forward raised ValueError: a sequence needs two steps\n{FRAMES}"

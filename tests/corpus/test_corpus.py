@@ -3,8 +3,12 @@
 `mistakes/<ID>_<name>.py` is the function a student writes with mistake <ID> of the catalogue
 (shared/misconceptions.md), as it stands after the reference module it replaces: the submission
 is that module with the file appended, so only that function is wrong. `correct/<name>.py` is a module
-whose functions are all correct but written differently from the reference. The first line of each
-file says which module it replaces (and, for a mistake, which function holds it and which id it is).
+whose functions are all correct but written differently from the reference. `losses/<name>.py` is,
+like a file of mistakes/, one function appended after the reference module, holding a mistake that must
+cost exactly the items its header declares (`loses:`) and name exactly the ids it declares (`names:`,
+none when left out): validation that refuses a legal input, a mistake the catalogue does not name. The
+first line of each file says which module it replaces (and, for a mistake, which function holds it and
+which id it is; for a loss, which function, which of its aspects lose points and which ids are named).
 
 Each file is graded once per session, as the reference with its module replaced and with `--only`
 the functions of that module (for a mistake, less the trainings it cannot change: see
@@ -27,6 +31,7 @@ import sys
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ProcessPoolExecutor
 from dataclasses import dataclass, field, replace
+from enum import Enum
 from pathlib import Path
 
 import pytest
@@ -43,6 +48,7 @@ from autograder.sandbox import zygote
 CORPUS = Path(__file__).resolve().parent
 MISTAKE_HEADER = re.compile(r"# module: (\w+)  function: (\w+)  mistake: (\w+(?:\+\w+)*)")  # "C2+C3+C4": at once
 CORRECT_HEADER = re.compile(r"# module: (\w+)  functions: ([\w,]+)")
+LOSSES_HEADER = re.compile(r"# module: (\w+)  function: (\w+)  loses: (\w+(?:,\w+)*)(?:  names: (\w+(?:\+\w+)*))?")
 NAMED = re.compile(r"\[([A-Z]\d)\]")  # a catalogue id leading a feedback
 NAMED_ANYWHERE = re.compile(r"(?:^|: |\n)\[([A-Z]\d)\] ")  # every catalogue id a message names
 IMPORTED = re.compile(r"^\s*(?:from|import)\s+exercises\.(\w+)", re.MULTILINE)  # another exercise module used
@@ -67,6 +73,14 @@ SOLUTION_LINES = sorted(
 )
 
 
+class Kind(Enum):
+    """Which folder of the corpus a file is in: what it is, and so what its tests expect of it."""
+
+    CORRECT = "correct"  # a whole module, every function right: full marks
+    MISTAKE = "mistakes"  # one function with a catalogued mistake, after the reference module: the mistake named
+    LOSS = "losses"  # one function, after the reference module: exactly the declared items lost, the declared ids named
+
+
 @dataclass(frozen=True)
 class Entry:
     """One corpus file and what its first line declares."""
@@ -74,12 +88,19 @@ class Entry:
     path: Path
     module: str
     functions: tuple[str, ...]  # the functions its header names
-    mistake: str | None = None  # the catalogue id ("K3+S5" for two in one function), for a file of mistakes/
+    mistake: str | None = None  # the catalogue ids it must name, "+"-joined: a mistakes/ id ("K3+S5"), a loss's names
+    kind: Kind = Kind.CORRECT
+    loses: tuple[str, ...] = ()  # a file of losses/: the aspects of its function that lose points, no other
 
     @property
     def ids(self) -> list[str]:
-        """The catalogue ids the file's mistake names (two for a pair)."""
+        """The catalogue ids the file's mistake names (two for a pair; none for a loss that declares none)."""
         return [] if self.mistake is None else self.mistake.split("+")
+
+    @property
+    def appended(self) -> bool:
+        """Whether the file is one function written after the reference module (mistakes/, losses/)."""
+        return self.kind is not Kind.CORRECT
 
     @property
     def name(self) -> str:
@@ -87,11 +108,9 @@ class Entry:
 
     @property
     def source(self) -> str:
-        """The module as submitted: a file of mistakes/ holds only what differs, after the reference module."""
+        """The module as submitted: a file of mistakes/ or losses/ holds only what differs, after the reference."""
         text = self.path.read_text(encoding="utf-8")
-        if self.mistake is None:
-            return text
-        return appended_to(self.module, text)
+        return appended_to(self.module, text) if self.appended else text
 
     @property
     def graded(self) -> tuple[str, ...]:
@@ -102,7 +121,7 @@ class Entry:
         shows them full), and a classifier's trainings are most of a grading's time.
         """
         functions = MODULE_FUNCTIONS.get(self.module, ())
-        if self.mistake is None:
+        if not self.appended:
             return functions
         return tuple(function for function in functions if function in self.functions or function not in TRAINED)
 
@@ -155,7 +174,13 @@ def _entry(path: Path) -> Entry:
         match = MISTAKE_HEADER.fullmatch(header)
         if match is None:
             raise ValueError(f"{path}: first line must be '# module: M  function: F  mistake: ID', got {header!r}")
-        return Entry(path, match[1], (match[2],), match[3])
+        return Entry(path, match[1], (match[2],), match[3], Kind.MISTAKE)
+    if path.parent.name == "losses":
+        match = LOSSES_HEADER.fullmatch(header)
+        if match is None:
+            form = "# module: M  function: F  loses: a,b[  names: ID]"
+            raise ValueError(f"{path}: first line must be '{form}', got {header!r}")
+        return Entry(path, match[1], (match[2],), match[4], Kind.LOSS, tuple(match[3].split(",")))
     match = CORRECT_HEADER.fullmatch(header)
     if match is None:
         raise ValueError(f"{path}: first line must be '# module: M  functions: f,g', got {header!r}")
@@ -164,7 +189,11 @@ def _entry(path: Path) -> Entry:
 
 MISTAKES = [_entry(path) for path in sorted((CORPUS / "mistakes").glob("*.py"))]
 CORRECT = [_entry(path) for path in sorted((CORPUS / "correct").glob("*.py"))]
-EVERYTHING = MISTAKES + CORRECT
+LOSSES = [_entry(path) for path in sorted((CORPUS / "losses").glob("*.py"))]
+EVERYTHING = MISTAKES + CORRECT + LOSSES
+ASPECTS: dict[str, set[str]] = {}  # function -> the aspects its rubric items grade ("legal_inputs", ...)
+for _item in rubric.load().items:
+    ASPECTS.setdefault(_item.function, set()).add(_item.aspect)
 
 
 Grader = Callable[[Entry], GradingResult]
@@ -250,8 +279,23 @@ def test_each_corpus_file_declares_a_real_module_and_mistake(entry):
     for mistake in entry.ids:
         assert mistake in CATALOGUE, f"{entry.path.name}: {mistake} is not a catalogue id"
         assert entry.functions[0] in CATALOGUE[mistake].functions
-    if entry.mistake is not None:
+    if entry.kind is Kind.MISTAKE:
         assert entry.name.startswith(f"{entry.mistake}_")
+    unknown = sorted(set(entry.loses) - ASPECTS.get(entry.functions[0], set()))
+    assert unknown == [], f"{entry.path.name}: {entry.functions[0]} has no item {', '.join(unknown)}"
+
+
+def test_a_loss_header_declares_its_lost_aspects_and_the_ids_it_names(tmp_path):
+    (tmp_path / "losses").mkdir()
+    path = tmp_path / "losses" / "refuses.py"
+    path.write_text("# module: recurrence  function: rnn_forward  loses: legal_inputs,output  names: R8+R1\n")
+    assert _entry(path) == Entry(path, "recurrence", ("rnn_forward",), "R8+R1", Kind.LOSS, ("legal_inputs", "output"))
+    assert _entry(path).ids == ["R8", "R1"] and _entry(path).appended
+    path.write_text("# module: recurrence  function: rnn_forward  loses: legal_inputs\n")
+    assert _entry(path).ids == [] and _entry(path).loses == ("legal_inputs",)
+    path.write_text("# module: recurrence  function: rnn_forward  mistake: R8\n")
+    with pytest.raises(ValueError, match="loses: "):
+        _entry(path)
 
 
 def test_no_sitting_holds_two_files_of_one_module_or_a_file_beside_a_module_it_imports():
@@ -314,7 +358,7 @@ def test_it_gives_full_marks_to_a_correct_variant(entry, graded):
     assert lost == [], f"a correct {entry.module}.py lost points:\n\n{shown(lost)}"
 
 
-@pytest.mark.parametrize("entry", cases(MISTAKES))  # a correct module fails nothing: no feedback to read
+@pytest.mark.parametrize("entry", cases(MISTAKES + LOSSES))  # a correct module fails nothing: no feedback to read
 def test_its_feedback_reads_well(entry, graded):
     failed = [item for item in graded(entry).items if item.status != "passed"]
     assert failed, f"{entry.path.name}: every item passed, so there is no feedback to read"
@@ -357,7 +401,7 @@ def public_job(entry: Entry) -> dict:
     tests = [
         f"{test.replace('::', '.py::')}"
         for test, function in PUBLIC_FUNCTION.items()
-        if test.startswith(f"test_{entry.module}::") and (entry.mistake is None or function in entry.functions)
+        if test.startswith(f"test_{entry.module}::") and (not entry.appended or function in entry.functions)
     ]
     return {"name": entry.name, "modules": modules, "tests": tests}
 
@@ -495,3 +539,32 @@ def test_an_axis_mistake_is_named_on_every_item_and_every_public_test_it_fails(e
     failures = public_verdict(public_runs(entry))[function]
     silent = [failure for failure in failures if entry.mistake not in NAMED_ANYWHERE.findall(failure)]
     assert silent == [], "public failures that do not name it:\n" + "\n".join(silent)
+
+
+# -- losses/: a mistake that costs exactly the items it touches, and is named only when named rightly ---------------
+@pytest.mark.parametrize("entry", cases(LOSSES))
+def test_a_loss_costs_exactly_the_items_it_declares(entry, graded):
+    """Validation that refuses a legal input costs `legal_inputs` alone: no other item of the function, no other
+    function."""
+    (function,) = entry.functions
+    lost = grader_verdict(graded(entry))
+    declared = {rubric.item_name(function, aspect) for aspect in entry.loses}
+    assert {item.name for item in lost[function]} == declared, shown(lost[function])
+    others = [item for other, items in lost.items() if other != function for item in items]
+    assert others == [], f"the correct functions of {entry.module} lost points:\n\n{shown(others)}"
+
+
+@pytest.mark.parametrize("entry", cases(LOSSES))
+def test_a_loss_names_exactly_the_ids_it_declares(entry, graded):
+    """A wrong name costs more than none: only the ids the header declares (none without `names:`)."""
+    (function,) = entry.functions
+    lost = grader_verdict(graded(entry))[function]
+    assert {mistake for item in lost for mistake in named_all(item.feedback)} == set(entry.ids), shown(lost)
+
+
+@pytest.mark.parametrize("entry", cases(LOSSES))
+def test_the_public_tests_fail_a_loss_and_name_exactly_its_ids(entry, public_runs):
+    (function,) = entry.functions
+    failures = public_verdict(public_runs(entry))[function]
+    assert failures, f"{entry.name}: every public test of {function} passed"
+    assert public_ids(public_runs(entry))[function] == set(entry.ids), "\n".join(failures)

@@ -7,6 +7,7 @@ runs it in their repository. The editable install of this project also provides 
 the copy is the package imported.
 """
 
+import json
 import os
 import re
 import shutil
@@ -19,6 +20,7 @@ from pathlib import Path
 import pytest
 
 from autograder import stubs
+from autograder.checks import errors
 
 pytestmark = pytest.mark.release  # each test runs the released public tests in a child interpreter
 
@@ -61,10 +63,13 @@ def _cases(junit: Path) -> list[Case]:
     return cases
 
 
-def _run_public_suite(workdir: Path, modules: Path, import_mode: str) -> Run:
-    """Copy `modules`/*.py and the public tests into workdir/exercises/ and run pytest on them."""
+def _run_public_suite(workdir: Path, modules: Path, import_mode: str, released: dict | None = None) -> Run:
+    """Copy `modules`/*.py and the public tests into workdir/exercises/ and run pytest on them (with `released`
+    as their mistakes.json when given)."""
     package = workdir / "exercises"
     shutil.copytree(PUBLIC_TESTS, package / "tests", ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+    if released is not None:
+        (package / "tests" / "mistakes.json").write_text(json.dumps(released), encoding="utf-8")
     for module in sorted(modules.glob("*.py")):
         shutil.copy2(module, package / module.name)
     (workdir / "pytest.ini").write_text("[pytest]\n", encoding="utf-8")  # stop pytest's search for a config here
@@ -171,7 +176,7 @@ def _forward(self, tokens, lengths=None):
     output, _ = self.rnn(self.embedding(tokens))
     real = (torch.arange(tokens.shape[1]).unsqueeze(0) < lengths.unsqueeze(1)).unsqueeze(2)
     if self.pooling == "last":
-        pooled = output[torch.arange(len(lengths)), lengths - 1]
+        pooled = output[:, -1]  # the last step, padding or not: wrong, and no call of masked_mean
     elif self.pooling == "mean":
         pooled = masked_mean(output, lengths)
     else:
@@ -195,13 +200,51 @@ def float64_masked_mean_run(tmp_path_factory) -> Run:
     return _run_public_suite(tmp_path_factory.mktemp("float64"), modules, "importlib")
 
 
-def test_a_failing_test_says_first_that_another_todos_function_it_uses_fails_its_own_tests(float64_masked_mean_run):
-    """masked_mean returns float64: the classifier's mean-pooling tests fail, and say masked_mean is why."""
+def test_a_failing_test_says_first_that_another_todos_function_it_called_fails_its_own_tests(float64_masked_mean_run):
+    """masked_mean returns float64: the classifier's mean-pooling tests fail, and say masked_mean is why; its
+    last-pooling tests, failing for a mistake of their own, never called masked_mean and do not blame it."""
     failed = [case for case in float64_masked_mean_run.cases if case.outcome != "passed"]
     classifier = [case for case in failed if case.module == "test_classifier"]
-    assert classifier, "no classifier test failed with a float64 masked_mean"
-    for case in classifier:
+    mean = [case for case in classifier if "mean" in case.name]
+    assert mean, "no mean-pooling test of the classifier failed with a float64 masked_mean"
+    for case in mean:
         assert "masked_mean (TODO 5) is wrong: test_masked_mean_" in case.message, case.message  # its own test
         assert "float64" in case.message and "; fix it first, this test uses it" in case.message, case.message
+    last = [case for case in classifier if "mean" not in case.name]
+    assert last, "no last-pooling test of the classifier failed with the last step of the padding"
+    assert all("is wrong:" not in case.message for case in last), "\n\n".join(case.message for case in last)
     assert {case.module for case in failed} == {"test_classifier", "test_padding"}
     assert all("is wrong:" not in case.message for case in failed if case.module == "test_padding")
+
+
+# -- an error PyTorch raises in the student's code: the line of their file, and what it means ------------------
+RNN_WITHOUT_THE_TRANSPOSE = """
+
+def rnn_forward(x, weight_ih, weight_hh, bias_ih, bias_hh, h0=None):
+    h = x.new_zeros(x.shape[0], weight_hh.shape[0]) if h0 is None else h0[0]
+    states = []
+    for t in range(x.shape[1]):
+        h = torch.tanh(x[:, t] @ weight_ih + bias_ih + h @ weight_hh.T + bias_hh)
+        states.append(h)
+    return torch.stack(states, dim=1), h.unsqueeze(0)
+"""
+
+
+@pytest.fixture(scope="module")
+def shapes_error_run(tmp_path_factory) -> Run:
+    modules = tmp_path_factory.mktemp("modules")
+    for path in (ROOT / "solutions").glob("*.py"):
+        shutil.copy2(path, modules / path.name)
+    with (modules / "recurrence.py").open("a", encoding="utf-8") as recurrence:
+        recurrence.write(RNN_WITHOUT_THE_TRANSPOSE)
+    released = {"mistakes": {}, "tests": {}, "errors": errors.shipped()}  # the table alone: no mistake's values
+    return _run_public_suite(tmp_path_factory.mktemp("shapes"), modules, "importlib", released)
+
+
+def test_a_test_failing_on_pytorchs_error_shows_the_line_of_the_students_file_and_what_it_means(shapes_error_run):
+    raised = [case for case in shapes_error_run.cases if "mat1 and mat2 shapes cannot be multiplied" in case.message]
+    assert raised, "no public test of rnn_forward met its shapes error"
+    line = len((ROOT / "solutions" / "recurrence.py").read_text(encoding="utf-8").splitlines()) + 7
+    for case in raised:
+        assert f'File "exercises/recurrence.py", line {line}, in rnn_forward' in case.message, case.message
+        assert f"{errors.MEANING}in A @ B, A's columns must equal B's rows" in case.message, case.message

@@ -269,7 +269,13 @@ ATTACKS = [
         ("exercises/baseline.py",),
         {"bag_of_counts": FULL, "masked_mean": FULL, "rnn_forward": FULL, "sample": FULL, "set_forget_bias": FULL},
     ),
-    Attack("return_wrong_dtype", "values_and_cheats", ("exercises/padding.py",), {"gather_final": ZERO}, r"float64"),
+    Attack(  # the right values as float64: the dtype is judged by the legal inputs item alone (issue 46)
+        "return_wrong_dtype",
+        "values_and_cheats",
+        ("exercises/padding.py",),
+        {"gather_final: values": FULL, "gather_final: legal inputs": ZERO},
+        r"float64",
+    ),
     Attack("mutate_input", "values_and_cheats", ("exercises/recurrence.py",), {"lstm_step": ZERO}),
     Attack("import_solutions", "values_and_cheats", ("exercises/initialisation.py",), {"set_forget_bias": ZERO}),
     Attack("search_expected", "values_and_cheats", ("exercises/language_model.py",), {"sample": ZERO}),
@@ -289,7 +295,7 @@ ATTACKS = [
         "answers",
         ("exercises/recurrence.py",),
         {"rnn_forward": ZERO, "lstm_step": FULL},
-        r"raised ValueError: rnn_forward gave up:\n(e\n)+\.\.\. cut: \d+ more lines",
+        r"raised ValueError: rnn_forward gave up:( \([^)]*\)\.)?\n(e\n)+\.\.\. cut: \d+ more lines",
     ),
     # tensors that claim more than they hold, sent as they are by a changed codec: each checked before any
     # arithmetic (dense, its own memory, the bytes received, its shape), the grader's memory that of an honest grading

@@ -49,6 +49,8 @@ VALUES = "its values differ from the reference's"
 AXIS = "the loop walks the batch: on a batch whose size is not its length it fails, or gives (length, batch, hidden)"
 RAISES = "packing time-major fails on these batches (the lengths do not match the batch)"
 SORTED = "pack_padded_sequence raises on lengths that are not sorted (enforce_sorted=True left on)"
+STEPS = "the length is read from the batch axis: on a batch whose size is not its length the output is misshapen"
+NUMPY_ZEROS = "its NumPy zero state is float64: a float32 input without h0 breaks it"
 
 # (function, variant) -> {item aspect: why the mistake loses it}; every other item of the function passes
 LOSES: dict[tuple[str, str], dict[str, str]] = {
@@ -64,11 +66,16 @@ LOSES: dict[tuple[str, str], dict[str, str]] = {
     ("rnn_forward", "R3:ih"): {"output": VALUES, "final_state": VALUES},
     ("rnn_forward", "R4"): {"output": AXIS, "final_state": AXIS, "initial_state": AXIS, "gradients": AXIS},
     ("rnn_forward", "R4:rows"): {"output": AXIS, "final_state": AXIS, "initial_state": AXIS, "gradients": AXIS},
+    ("rnn_forward", "R4:steps"): {"output": STEPS, "final_state": STEPS, "initial_state": STEPS, "gradients": STEPS},
     ("rnn_forward", "R5"): {"final_state": "h_n is the state after the first step"},
     ("rnn_forward", "R6"): {"initial_state": "h0 is ignored: the output is the same with it as without"},
-    ("rnn_forward", "R8"): {
-        "output": "its zero state is float32 on a float64 input",
-        "final_state": "its zero state is float32 on a float64 input",
+    ("rnn_forward", "R8"): {"legal_inputs": "its zero state is float32: a float64 input without h0 breaks it"},
+    ("rnn_forward", "R8:numpy"): {
+        "output": NUMPY_ZEROS,
+        "final_state": NUMPY_ZEROS,
+        "initial_state": NUMPY_ZEROS,
+        "writes_the_loop": NUMPY_ZEROS,
+        "legal_inputs": "the ordinary float32 input the legal ones are judged against breaks it",
     },
     ("rnn_forward", "R7"): {"output": "the loop is right, but its output is stacked (length, batch, hidden)"},
     ("rnn_forward", "L3:inputs"): {
@@ -83,6 +90,7 @@ LOSES: dict[tuple[str, str], dict[str, str]] = {
     },
     ("lstm_step", "L2"): {"values": VALUES},
     ("lstm_step", "L2:no_old"): {"values": VALUES},
+    ("lstm_step", "L4"): {"values": VALUES},
     ("encode_packed", "P1"): {
         "final_state": VALUES,
         "output": VALUES,
@@ -93,20 +101,22 @@ LOSES: dict[tuple[str, str], dict[str, str]] = {
         "skips_padding": "the layer runs over the padding, so the padding changes its final state",
     },
     ("encode_packed", "P2"): {"final_state": "the rows come back sorted", "output": "the rows come back sorted"},
-    ("encode_packed", "P2:enforce_sorted"): {"final_state": SORTED, "output": SORTED, "skips_padding": SORTED},
+    ("encode_packed", "P2:enforce_sorted"): {"final_state": SORTED, "output": SORTED},  # the padding: judged sorted
     ("encode_packed", "P3"): {"final_state": RAISES, "output": RAISES, "skips_padding": RAISES},
     ("encode_packed", "P3:unpacked"): {"output": "the output comes back (length, batch, hidden)"},
     ("encode_packed", "P4"): {"final_state": "h_n is the output's last step, padding for every short row"},
     ("encode_packed", "P4:row"): {"final_state": "h_n is the output's last row, not a state per row"},
     ("encode_packed", "P5"): {"output": "the output stops at the longest row"},
+    ("encode_packed", "G5:h_n"): {"legal_inputs": "h_n.squeeze(): a batch of one row (or hidden size 1) loses an axis"},
     ("gather_final", "G1"): {"values": VALUES},
     ("gather_final", "G2"): {"values": VALUES},
     ("gather_final", "G2:clamped"): {"values": VALUES},
-    ("gather_final", "G5"): {"values": "a batch of one row loses its batch axis"},
+    ("gather_final", "G5"): {"legal_inputs": "a batch of one row or a hidden size of 1 loses an axis"},
     ("masked_mean", "G3"): {"values": VALUES},
     ("masked_mean", "G3:plain"): {"values": VALUES},
     ("masked_mean", "G4"): {"values": VALUES},
     ("masked_mean", "L3:inputs"): {"values": "it zeroes the padding in the caller's own output"},
+    ("masked_mean", "R8:mask"): {"legal_inputs": "its NumPy mask is float64: a float32 mean comes back float64"},
     ("set_forget_bias", "F1"): {"forget_block": VALUES},
     ("set_forget_bias", "F1:last"): {"forget_block": VALUES},
     ("set_forget_bias", "F1:cell"): {"forget_block": VALUES},
@@ -137,6 +147,8 @@ LOSES: dict[tuple[str, str], dict[str, str]] = {
     ("sample", "T2"): {"values": VALUES},
     ("sample", "T3"): {"values": VALUES},
     ("sample", "T4"): {"values": "the draws do not come from the generator given"},
+    ("sample", "T4:numpy"): {"values": "the draws come from NumPy, seeded with the generator's seed"},
+    ("sample", "T4:numpy_legacy"): {"values": "the draws come from NumPy, seeded with the generator's seed"},
     ("sample", "T5"): {"no_grad": "the model runs with autograd on"},
     ("SequenceClassifier.forward", "C1"): {"last_pooling": VALUES, "padded_batch": VALUES},
     ("SequenceClassifier.forward", "C1:pooled"): {"mean_max_pooling": VALUES, "padded_batch": VALUES},
@@ -151,7 +163,7 @@ LOSES: dict[tuple[str, str], dict[str, str]] = {
     ("SequenceClassifier.forward", "C4:zeroed"): {"padded_batch": "on a padded batch a padding of 0 competes"},
     ("SequenceClassifier.forward", "C5"): {
         "last_pooling": "every row is read one step early",
-        "padded_batch": "a row of length 1 asks gather for index -1",
+        "padded_batch": "every row is read one step early",
     },
     ("SequenceClassifier.forward", "C5:indexed"): {
         "last_pooling": "every row is read one step early",
@@ -232,14 +244,28 @@ def test_the_reference_loses_no_item():
 
 # values-only mistakes, and the aspect items of their function they keep (the issue's "Done when")
 ASPECTS_KEPT = {
-    ("rnn_forward", "R1:hh"): ("writes_the_loop", "initial_state", "gradients"),
-    ("rnn_forward", "R4"): ("writes_the_loop",),  # judged on a batch as long as its rows, where the loop runs
-    ("rnn_forward", "R7"): ("final_state", "initial_state", "gradients", "writes_the_loop"),  # the output's layout only
-    ("lstm_step", "L2"): ("writes_the_step", "gradients"),
-    ("set_forget_bias", "F2"): ("all_layers_and_directions", "in_place"),
-    ("next_token_loss", "S5"): ("gradients",),
-    ("sample", "T4"): ("no_grad",),
-    ("train_step", "K3"): ("clipped_norm",),
+    ("rnn_forward", "R1:hh"): ("writes_the_loop", "initial_state", "gradients", "legal_inputs"),
+    ("rnn_forward", "R4"): ("writes_the_loop", "legal_inputs"),  # judged on a batch as long as its rows
+    ("rnn_forward", "R7"): ("final_state", "initial_state", "gradients", "writes_the_loop", "legal_inputs"),
+    ("rnn_forward", "R8"): ("output", "final_state", "initial_state", "gradients", "writes_the_loop"),  # float32
+    ("lstm_step", "L2"): ("writes_the_step", "gradients", "legal_inputs"),
+    ("lstm_step", "L4"): ("writes_the_step", "gradients", "legal_inputs"),
+    ("set_forget_bias", "F2"): ("all_layers_and_directions", "in_place", "legal_inputs"),
+    ("next_token_loss", "S5"): ("gradients", "legal_inputs"),
+    ("sample", "T4"): ("no_grad", "legal_inputs"),
+    ("sample", "T4:numpy"): ("no_grad", "legal_inputs"),
+    ("train_step", "K3"): ("clipped_norm", "legal_inputs"),
+    ("train_step", "K1"): ("clipped_norm", "legal_inputs"),  # clip=None asks for no clipping: K1 clips nothing either
+    # a row of length 1 makes C5 ask gather for index -1, but C5 shows on every batch: the value items take it
+    ("SequenceClassifier.forward", "C5"): ("legal_inputs", "mean_max_pooling"),
+    ("SequenceClassifier.forward", "C2"): ("legal_inputs", "last_pooling"),
+    ("encode_packed", "P4"): ("output", "skips_padding", "legal_inputs"),
+    ("encode_packed", "P2:enforce_sorted"): ("skips_padding", "legal_inputs"),  # judged on its rows sorted
+    ("encode_packed", "G5:h_n"): ("final_state", "output", "skips_padding"),  # batches of two rows or more
+    ("gather_final", "G1"): ("legal_inputs",),
+    ("gather_final", "G5"): ("values",),
+    ("masked_mean", "G3"): ("legal_inputs",),
+    ("masked_mean", "R8:mask"): ("values",),  # its values are right, in float64
 }
 
 
@@ -254,11 +280,23 @@ def test_a_mistake_in_the_values_keeps_the_aspect_items(function, key):
 AT_ONCE = [
     ("SequenceClassifier.forward", "C2+C3+C4"),
     ("rnn_forward", "R1:hh+R5+R6"),
+    ("rnn_forward", "R1+R6"),  # R1 raises on most inputs; h0 is judged on square ones, where R6 shows
+    ("rnn_forward", "R1+R5"),  # R1's shape error and the first state, named from the square input beside it
+    ("rnn_forward", "R1+R8"),  # R1's shape error on ordinary inputs; the float64 legal input names R8
+    ("rnn_forward", "R4:steps+R8"),
+    ("lstm_step", "L1+L4"),
     ("sample", "T1+T2+T4"),
+    ("sample", "T1+T4:numpy"),
     ("bag_of_counts", "B1+B3"),
     ("bag_of_counts", "B2+B3"),
     ("SequenceClassifier.forward", "C3+L3:inputs"),  # the mean over the padding and the lengths changed in place
+    ("SequenceClassifier.forward", "C1+C3"),  # the last row's logits of the wrong shape do not hide the mean's mistake
+    ("train_step", "K1+K3"),
+    ("train_step", "K3+K4"),
     ("masked_mean", "G3+L3:inputs"),  # a wrong mean and the caller's output changed: both named, on one item
+    ("encode_packed", "P2:enforce_sorted+P4"),  # the packing raises on unsorted lengths; run sorted, h_n shows P4
+    ("encode_packed", "P3:unpacked+P5"),  # unpacked time-major to the longest row: both named from the shapes
+    ("masked_mean", "G3+R8:mask"),  # the values name G3, the float32 legal input R8 (with G3, which gives them)
 ]
 
 

@@ -63,10 +63,10 @@ def test_it_scores_a_hanging_function_zero_and_goes_on(submission):
         "padding", "    index = (lengths - 1)", "    while True:\n        pass\n    index = (lengths - 1)"
     )
     result = grade(submission({"padding": hanging}), only=["gather_final", "masked_mean"], call_timeout=2.0)
-    (gather,) = by_function(result, "gather_final")
-    assert gather.score == 0 and "did not finish (timeout)" in gather.feedback
-    assert "no answer within 2 s" in gather.feedback  # the call's own bound, not the start-up allowance
-    assert gather.failure == "timeout"
+    for gather in by_function(result, "gather_final"):  # its values and its legal inputs
+        assert gather.score == 0 and "did not finish (timeout)" in gather.feedback
+        assert "no answer within 2 s" in gather.feedback  # the call's own bound, not the start-up allowance
+        assert gather.failure == "timeout"
     assert all(item.status == "passed" for item in by_function(result, "masked_mean"))
 
 
@@ -75,9 +75,9 @@ def test_it_scores_a_function_that_exits_the_process_zero_and_goes_on(submission
         "padding", "    index = (lengths - 1)", "    import os\n    os._exit(0)\n    index = (lengths - 1)"
     )
     result = grade(submission({"padding": exiting}), only=["gather_final", "masked_mean"])
-    (gather,) = by_function(result, "gather_final")
-    assert gather.score == 0 and "did not finish (exit)" in gather.feedback
-    assert gather.failure == "exit"
+    for gather in by_function(result, "gather_final"):  # its values and its legal inputs
+        assert gather.score == 0 and "did not finish (exit)" in gather.feedback
+        assert gather.failure == "exit"
     assert all(item.status == "passed" for item in by_function(result, "masked_mean"))
 
 
@@ -88,9 +88,9 @@ def test_it_scores_a_keyboard_interrupt_zero_and_goes_on(submission):
         "    raise KeyboardInterrupt\n    steps = torch.arange(output.shape[1]",
     )
     result = grade(submission({"padding": interrupting}), only=["gather_final", "masked_mean"])
-    (mean,) = by_function(result, "masked_mean")
-    assert mean.score == 0 and mean.feedback.startswith("masked_mean raised KeyboardInterrupt")
-    assert mean.failure == "raised"
+    for mean in by_function(result, "masked_mean"):  # its values and its legal inputs
+        assert mean.score == 0 and mean.feedback.startswith("masked_mean raised KeyboardInterrupt")
+        assert mean.failure == "raised"
     assert all(item.status == "passed" for item in by_function(result, "gather_final"))
 
 
@@ -265,7 +265,7 @@ def test_it_keeps_the_grade_of_code_that_leaves_a_tree_past_the_recursion_limit_
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "tmp"))
     (tmp_path / "tmp").mkdir()
     result = grade(submission({"padding": nesting}), only=["gather_final"])
-    assert [item.status for item in result.items] == ["passed"], result.error or result.items[0].feedback
+    assert [item.status for item in result.items] == ["passed", "passed"], result.error or result.items[0].feedback
     assert list((tmp_path / "tmp").iterdir()) == [], "the grading's folder is gone, the student's tree with it"
 
 

@@ -1,12 +1,15 @@
-"""Which known mistakes' calls the release ships (`public_mistakes.select`), on records made up here."""
+"""Which known mistakes' calls the release ships (`public_mistakes.select`), on records made up here; and the
+recording itself, a child per public test module, each read back from the cache while nothing of it changed."""
 
+import json
 import random
 import shutil
+from pathlib import Path
 from typing import Any
 
 import pytest
 
-from autograder.checks import catalogue
+from autograder.checks import catalogue, errors
 from autograder.locations import PUBLIC_TESTS
 from autograder.release import public_mistakes
 
@@ -36,6 +39,11 @@ def test_it_ships_a_failing_variants_calls_and_names_its_mistake():
     assert kept(values) == ["R1"]
     assert values.named == {"R1": {TEST}} and values.visible == {"R1": {TEST}}
     assert values.shipped["mistakes"] == {"R1": catalogue.feedback("R1")}
+
+
+def test_it_ships_the_graders_table_of_pytorchs_errors_explained_with_any_values():
+    assert public_mistakes.select({}, SAME).shipped["errors"] == errors.shipped()
+    assert public_mistakes.select(records(R1=run([1.0, 3.0])), SAME).shipped["errors"] == errors.shipped()
 
 
 def test_it_takes_calls_within_the_public_tests_tolerance_for_the_references():
@@ -115,3 +123,65 @@ def test_its_recording_reports_each_public_test_it_ran_n_of_n(tmp_path):
     total = steps[0][1]
     assert steps[0] == (0, total, "") and [done for done, _, _ in steps] == list(range(total + 1))
     assert all(label.startswith("test_baseline.py::") for *_, label in steps[1:]) and recorded
+
+
+def test_its_progress_counts_a_modules_tests_as_last_time_until_its_child_has_counted_them(tmp_path):
+    lines = tmp_path / "progress.txt"
+    cached = "total 2 test_a.py\n" + "done test_a.py: unchanged, read from the cache\n" * 2
+    lines.write_text(cached + "expect 5 test_b.py\nexpect 4 test_c.py\ntotal 6 test_b.py\n")
+    with lines.open("a") as child:
+        child.write("done exercises/tests/test_b.py::test_it_works[lstm]\n")
+    steps = []
+    assert public_mistakes._report(lines, -1, lambda *step: steps.append(step)) == 3
+    cache_label = "test_a.py: unchanged, read from the cache"
+    assert steps == [(0, 12, ""), (1, 12, cache_label), (2, 12, cache_label), (3, 12, "test_b.py::test_it_works[lstm]")]
+
+
+def public_tests(folder: Path, *modules: str) -> Path:
+    """A copy of the public tests' conftest and of the named test modules."""
+    folder.mkdir()
+    for name in ("conftest.py", *modules):
+        shutil.copyfile(PUBLIC_TESTS / name, folder / name)
+    return folder
+
+
+def watch_starts(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The modules whose recording child starts from now on, in order."""
+    started: list[str] = []
+    start = public_mistakes._start
+    monkeypatch.setattr(public_mistakes, "_start", lambda module, *rest: started.append(module) or start(module, *rest))
+    return started
+
+
+@pytest.mark.release  # real recording children, over two public test files
+def test_a_recording_with_nothing_changed_records_nothing_and_after_a_change_only_that_module(tmp_path, monkeypatch):
+    tests, cache = public_tests(tmp_path / "tests", "test_baseline.py", "test_initialisation.py"), tmp_path / "cache"
+    cold = json.dumps(public_mistakes.record(tests, cache))
+    started, steps = watch_starts(monkeypatch), []
+    with public_mistakes.reporting(lambda done, total, label: steps.append((done, total, label))):
+        assert json.dumps(public_mistakes.record(tests, cache)) == cold and started == []
+    total = steps[0][1]
+    assert steps[-1] == (total, total, "test_initialisation.py: unchanged, read from the cache") and total > 2
+    with (tests / "test_initialisation.py").open("a", encoding="utf-8") as edited:
+        edited.write("\n# an edit that changes no test\n")
+    assert json.dumps(public_mistakes.record(tests, cache)) == cold and started == ["test_initialisation.py"]
+
+
+@pytest.mark.release  # real recording children, over one public test file
+def test_a_damaged_entry_is_recorded_again_never_trusted(tmp_path, monkeypatch):
+    tests, cache = public_tests(tmp_path / "tests", "test_baseline.py"), tmp_path / "cache"
+    cold = json.dumps(public_mistakes.record(tests, cache))
+    [entry] = cache.glob("test_baseline-*")
+    entry.write_bytes(entry.read_bytes()[:-20])
+    started = watch_starts(monkeypatch)
+    assert json.dumps(public_mistakes.record(tests, cache)) == cold and started == ["test_baseline.py"]
+    assert json.dumps(public_mistakes.record(tests, cache)) == cold and started == ["test_baseline.py"]
+
+
+@pytest.mark.release  # real recording children: one fails
+def test_a_module_that_cannot_be_recorded_fails_the_recording_and_nothing_is_kept(tmp_path):
+    tests, cache = public_tests(tmp_path / "tests", "test_baseline.py"), tmp_path / "cache"
+    (tests / "test_broken.py").write_text("def test_it_fails():\n    assert False\n", encoding="utf-8")
+    with pytest.raises(RuntimeError, match=r"recording test_broken\.py failed \(exit [1-9]"):
+        public_mistakes.record(tests, cache, jobs=2)
+    assert not cache.exists() or not list(cache.iterdir())

@@ -21,6 +21,7 @@ from autograder.checks import (
     baseline,
     catalogue,
     classifier,
+    errors,
     initialisation,
     language_model,
     medians,
@@ -29,8 +30,8 @@ from autograder.checks import (
     thresholds,
     variants,
 )
-from autograder.locations import LOCK, PUBLIC_TESTS, RUNTIME
-from autograder.release import public_mistakes, student_repository
+from autograder.locations import LOCK, PUBLIC_TESTS, RECORDINGS_VARIABLE, RUNTIME
+from autograder.release import public_mistakes, recordings, student_repository
 from autograder.release.public_tests import todo_map
 from autograder.runtime import training
 from autograder.student import InProcess, in_package
@@ -202,7 +203,8 @@ RECORDED = {"inputs", "returned", "raised", "changed", "autograd", "mutated"}  #
 
 def test_its_mistake_values_name_public_tests_variants_and_the_catalogues_words_only(released):
     shipped = json.loads((released / student_repository.MISTAKES).read_text())
-    assert set(shipped) == {"mistakes", "tests"}
+    assert set(shipped) == {"mistakes", "tests", "errors"}
+    assert shipped["errors"] == errors.shipped()  # PyTorch's messages explained: the grader's table, as it is
     tests = set(todo_map(stubs.todos()))
     for test, entry in shipped["tests"].items():
         assert test.split("[")[0] in tests, f"{test} is not a public test"
@@ -555,3 +557,43 @@ def test_the_journey_pages_walk_each_journey_with_the_commands_that_exist(releas
             assert command in text, f"{page}: {command}"
     subcommands = set(cli.build_parser()._subparsers._group_actions[0].choices)
     assert {"release", "grade", "grade-all", "gradebook", "report", "gradescope"} <= subcommands
+
+
+def nothing_recorded(module: str, *_: object) -> None:
+    raise AssertionError(f"{module} was recorded again: nothing of it changed")
+
+
+@pytest.mark.release  # three releases, two of which record every public test module
+def test_a_release_is_the_same_byte_for_byte_cold_warm_and_without_the_cache(tmp_path, monkeypatch):
+    """The cache changes when the known mistakes are recorded, never what ships: a first release (the cache empty,
+    the modules recorded side by side), a second one (nothing recorded) and one without the cache (the modules
+    recorded one at a time) write the same files."""
+    cache = tmp_path / "cache"
+
+    def release(name: str, folder: Path | None) -> dict[str, bytes]:
+        monkeypatch.setattr(public_mistakes, "values", lambda: public_mistakes.computed(folder))
+        student_repository.release(tmp_path / name)
+        return every_file(tmp_path / name)
+
+    cold = release("cold", cache)
+    with monkeypatch.context() as warm_only:
+        warm_only.setattr(public_mistakes, "_start", nothing_recorded)
+        warm = release("warm", cache)
+    monkeypatch.setattr(recordings, "cores", lambda: 1)
+    off = release("off", None)
+    assert cold.keys() == warm.keys() == off.keys() and student_repository.MISTAKES in cold
+    assert [name for name in cold if not cold[name] == warm[name] == off[name]] == []
+    assert len(list(cache.glob("*.rec"))) == len(list(PUBLIC_TESTS.glob("test_*.py")))
+
+
+def test_release_no_cache_records_every_public_test_module_again(tmp_path, monkeypatch):
+    monkeypatch.setenv(RECORDINGS_VARIABLE, str(tmp_path / "cache"))
+    caches = []
+    monkeypatch.setattr(
+        public_mistakes,
+        "values",
+        lambda: caches.append(public_mistakes.cache_folder()) or public_mistakes.Values({}, {}, {}),
+    )
+    assert cli.main(["release", str(tmp_path / "cached")]) == 0
+    assert cli.main(["release", str(tmp_path / "recorded again"), "--no-cache"]) == 0
+    assert caches == [tmp_path / "cache", None]

@@ -1,0 +1,110 @@
+"""The public tests' conftest, in this process: which other TODO's function a failing test is said to use.
+
+The conftest is the file students get (`exercises/tests/conftest.py`); it is loaded here as the release
+loads it, and run on the stubs this project installs as `exercises` (or on a student's module written here).
+"""
+
+import importlib
+import importlib.util
+
+import pytest
+import torch
+
+from autograder import student
+from autograder.checks import errors
+from autograder.release.public_mistakes import public_conftest
+
+conftest = public_conftest()
+padding = importlib.import_module("exercises.padding")
+classifier = importlib.import_module("exercises.classifier")
+
+
+def test_it_notes_a_helper_called_through_a_name_the_tested_module_imported_it_under(monkeypatch):
+    monkeypatch.setattr(classifier, "pool", padding.masked_mean, raising=False)  # from exercises.padding import ...
+    # the stub raises NotImplementedError: the call is noted all the same
+    with conftest.calling_helpers("classifier") as called, pytest.raises(NotImplementedError):
+        classifier.pool(None, None)
+    assert called == {"padding.masked_mean"}
+    assert classifier.pool is padding.masked_mean  # the module's own names are given back
+
+
+def test_it_notes_a_helper_called_through_its_own_module():
+    with conftest.calling_helpers("classifier") as called, pytest.raises(NotImplementedError):
+        padding.gather_final(None, None)
+    assert called == {"padding.gather_final"}
+
+
+def test_it_notes_nothing_the_block_does_not_call_nor_a_function_of_the_tested_modules_own_todos():
+    with conftest.calling_helpers("classifier") as untouched:
+        pass
+    with conftest.calling_helpers("padding") as own, pytest.raises(NotImplementedError):
+        padding.masked_mean(None, None)
+    assert untouched == set() and own == set()
+
+
+def test_it_blames_only_a_helper_the_test_called_and_that_fails_its_own_tests(monkeypatch):
+    failing = {"padding.masked_mean": "test_masked_mean_x: it returned float64"}
+    monkeypatch.setattr(conftest, "own_failure", lambda target, number: failing.get(target))
+    assert conftest.wrong_helpers(set()) == []  # wrong, but not called: a pooling by the last state, say
+    assert conftest.wrong_helpers({"padding.gather_final"}) == []  # called, but right by its own tests
+    assert conftest.wrong_helpers({"padding.masked_mean", "padding.gather_final"}) == [
+        "masked_mean (TODO 5) is wrong: test_masked_mean_x: it returned float64; fix it first, this test uses it"
+    ]
+
+
+# -- an error PyTorch raised in the student's code, explained as the grader explains it ------------------------
+STUDENT = "import torch\n\n\ndef step(x, weight_ih):\n    return x @ weight_ih\n"
+
+
+@pytest.fixture
+def released(monkeypatch, tmp_path):
+    """A student's repository in tmp_path whose mistakes.json holds the grader's table; its `step` multiplies."""
+    package = tmp_path / "exercises"
+    (package / "tests").mkdir(parents=True)
+    (package / "recurrence.py").write_text(STUDENT, encoding="utf-8")
+    monkeypatch.setattr(conftest, "PACKAGE", package)
+    monkeypatch.setattr(conftest, "known", lambda: {"mistakes": {}, "tests": {}, "errors": errors.shipped()})
+    spec = importlib.util.spec_from_file_location("student_recurrence", package / "recurrence.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def raised_by(code, *args) -> BaseException:
+    with pytest.raises(Exception) as raised:
+        code(*args)
+    return raised.value
+
+
+def test_it_explains_an_error_pytorch_raised_with_the_line_of_the_students_file_as_the_grader_does(released):
+    error = raised_by(released.step, torch.zeros(3, 4), torch.zeros(5, 4))
+    frame = '  File "exercises/recurrence.py", line 5, in step\n    return x @ weight_ih'
+    assert conftest.explained(error) == [*frame.splitlines(), errors.MEANING + errors.explain(str(error))]
+    grader = student._raised("step", {"type": "RuntimeError", "message": str(error), "traceback": frame})
+    assert grader.splitlines()[1:] == conftest.explained(error)  # the same lines on both sides
+
+
+def test_it_explains_an_error_raised_in_a_tests_own_line_without_a_line_of_the_students(released):
+    gates = torch.sigmoid(torch.zeros(2, 3, requires_grad=True))
+    gates.mul_(2)  # as a student's lstm_step leaves it; the test's backward raises
+    error = raised_by(gates.sum().backward)
+    assert conftest.explained(error) == [errors.MEANING + errors.explain(str(error))]
+
+
+def test_it_explains_neither_a_failed_assertion_nor_an_error_the_table_does_not_know(released, monkeypatch):
+    assert conftest.explained(AssertionError("mat1 and mat2 shapes cannot be multiplied (3x4 and 5x4)")) == []
+    assert conftest.explained(ValueError("a sequence needs two steps")) == []
+    monkeypatch.setattr(conftest, "known", lambda: {"mistakes": {}, "tests": {}, "errors": []})  # no mistakes.json
+    assert conftest.explained(raised_by(released.step, torch.zeros(3, 4), torch.zeros(5, 4))) == []
+
+
+def test_its_explanations_start_as_the_graders_do():
+    assert conftest.MEANING == errors.MEANING
+
+
+def test_it_explains_nothing_of_an_exception_whose_message_cannot_be_read(released):
+    class Unreadable(RuntimeError):
+        def __str__(self) -> str:
+            raise ValueError("no message")
+
+    assert conftest.explained(Unreadable("mat1 and mat2 shapes cannot be multiplied (3x4 and 5x4)")) == []
