@@ -380,11 +380,25 @@ def _legal_cases() -> list[LegalCase]:
 
 
 def _right_on(student, case: ForwardCase) -> bool:
-    """Whether forward gives the reference's logits on `case` (raising is not)."""
+    """Whether forward gives the reference's logits on `case` (raising is not). Logits that are neither the
+    reference's nor any known mistake's fail the legal item here: else a forward wrong on every batch, whatever
+    it returns, would earn it by being judged nowhere."""
     try:
-        return _same_values(_call(student, case).value, _expected(case))
+        got = _call(student, case).value
     except Raised:
         return False
+    if _same_values(got, _expected(case)):
+        return True
+    suspects = Suspects(variants.CLASSIFIER_FORWARD, lambda variant: _forward(variant, case))
+    if explaining([(got, suspects)], _same_values) is None:
+        fail(UNEXPLAINED.format(function="forward", context=case.context))
+    return False
+
+
+UNEXPLAINED = (
+    "Your {function}'s results on an ordinary input ({context}) are neither the expected ones nor any known "
+    "mistake's, so its legal inputs cannot be judged against them: fix its values first (see the other items)."
+)
 
 
 def _legal_failure(student, case: LegalCase) -> str | None:
@@ -620,10 +634,26 @@ def _right_steps(steps: Steps) -> bool:
 
 
 def _ordinary_right(student, case: StepCase) -> bool:
+    """Whether train_step takes the reference's steps on the ordinary case; steps that no known mistake takes
+    either fail the legal item (see `_right_on`)."""
     try:
-        return _right_steps(_steps(student, case))
+        steps = _steps(student, case)
     except (Raised, CheckFailure):
         return False
+    if _right_steps(steps):
+        return True
+    if not _explained_steps(steps):
+        fail(UNEXPLAINED.format(function="train_step", context=case.context))
+    return False
+
+
+def _explained_steps(steps: Steps) -> bool:
+    """Whether a known mistake (or combination) leaves the model's parameters as the student's steps left them."""
+
+    def matches(got: dict[str, torch.Tensor], known: Any) -> bool:
+        return isinstance(known, dict) and all(_same_values(got[name], known.get(name)) for name in got)
+
+    return explaining([(steps.final, steps.suspects.part(lambda outcome: outcome[1]))], matches) is not None
 
 
 def _step_direction(after: dict[str, torch.Tensor], before: dict[str, torch.Tensor]) -> torch.Tensor:
