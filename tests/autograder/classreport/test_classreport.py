@@ -74,13 +74,22 @@ LANDLOCK_FAILED = isolation_record.Isolation(
 WRONG_LOSS = {
     name: ("wrong", ["S1"])
     for name in ("next_token_loss: values", "next_token_loss: padding", "next_token_loss: gradients")
-}
+} | {"next_token_loss: legal inputs": ("wrong", [])}
+WRONG_GATHER = {"gather_final: values": ("wrong", ["G1"]), "gather_final: legal inputs": ("wrong", [])}
+WRONG_MEAN = {"masked_mean: values": ("wrong", ["G3"]), "masked_mean: legal inputs": ("wrong", [])}
 ROSTER = {
-    "ada": graded({"gather_final: values": ("wrong", ["G1"]), **WRONG_LOSS, THRESHOLD_ITEM: ("wrong", [])}, 0.04),
-    "bob": graded({"gather_final: values": ("wrong", ["G1"])}, 0.93),
-    "cy": graded({"masked_mean: values": ("wrong", ["G3"])}, 0.92, isolation=LANDLOCK_FAILED, isolation_required=False),
+    "ada": graded({**WRONG_GATHER, **WRONG_LOSS, THRESHOLD_ITEM: ("wrong", [])}, 0.04),
+    "bob": graded(WRONG_GATHER, 0.93),
+    "cy": graded(WRONG_MEAN, 0.92, isolation=LANDLOCK_FAILED, isolation_required=False),
     "dee": graded({}, 0.91, grader_version="0.0.9"),
-    "eve": graded({"gather_final: values": ("timeout", []), THRESHOLD_ITEM: ("crash", [])}, None),
+    "eve": graded(
+        {
+            "gather_final: values": ("timeout", []),
+            "gather_final: legal inputs": ("wrong", []),
+            THRESHOLD_ITEM: ("crash", []),
+        },
+        None,
+    ),
     "fay": failed_grading(SELECTED, "the grading process was killed by SIGKILL; see grader.log", 700.0),
 }
 
@@ -95,9 +104,7 @@ def results(tmp_path_factory: pytest.TempPathFactory) -> Path:
     (folder / "gus" / "results.json").write_text('{"tests": [')
     (folder / "gus" / "student").write_text(UNGRADED_HOSTILE)
     (folder / "ivy").mkdir()
-    writers.write_results_json(
-        graded({"masked_mean: values": ("wrong", ["G3"])}, 0.95), folder / "ivy" / "results.json"
-    )
+    writers.write_results_json(graded(WRONG_MEAN, 0.95), folder / "ivy" / "results.json")
     (folder / "ivy" / "student").write_text(HOSTILE)
     return folder
 
@@ -135,9 +142,11 @@ def test_it_ranks_todos_and_items_by_the_share_of_full_marks_worst_first(report)
         ("TODO 5 · masked mean", 4, 6),
         ("TODO 7 · shifted loss", 4, 6),
     ]
-    assert [share.label for share in report.items][:3] == [
+    assert [share.label for share in report.items][:5] == [  # ties: the rubric's order
         "gather_final: values",
+        "gather_final: legal inputs",
         "masked_mean: values",
+        "masked_mean: legal inputs",
         THRESHOLD_ITEM,
     ]
     assert [share.fraction for share in report.items] == sorted(share.fraction for share in report.items)
@@ -165,7 +174,7 @@ def test_it_lists_the_students_to_look_at(report):
         ("ada", "0 on TODO 7 · shifted loss (wrong)"),
         ("bob", "0 on TODO 4 · gather-at-final-index (wrong)"),
         ("cy", "0 on TODO 5 · masked mean (wrong)"),
-        ("eve", "0 on TODO 4 · gather-at-final-index (timeout)"),
+        ("eve", "0 on TODO 4 · gather-at-final-index (timeout, wrong)"),
     ]
 
 

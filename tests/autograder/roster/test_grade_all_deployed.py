@@ -70,7 +70,8 @@ def test_after_a_change_to_a_check_grade_all_regrades_every_student_and_the_grad
     assert imported(grader_copy) == check.parents[1], "the copy grades with its own installed grader"
     first = grade_all(grader_copy, tmp_path / "submissions", out)
     scores = {name: json.loads((out / name / "results.json").read_text())["score"] for name in ("alice", "bob")}
-    assert scores == {"alice": 0, "bob": points}, first.stdout
+    kept = points - rubric.load().select([ONLY]).items[0].points  # G1 costs the values item, not the legal inputs
+    assert scores == {"alice": kept, "bob": points}, first.stdout
     assert "2 skipped" in grade_all(grader_copy, tmp_path / "submissions", out).stdout  # unchanged: kept
     stamp = json.loads((out / "alice" / "results.json").read_text())["extra_data"]["fingerprint"]
 
