@@ -223,7 +223,8 @@ def test_its_own_scripts_give_the_file_reading_attacks_only_what_they_honestly_e
     assert {"set_forget_bias", "sample", "fit_baseline"} <= zero  # import_solutions', search_expected's, read_memo's
     kept = deployed.gradescope_image() / "venv" / MEMO
     assert sorted(kept.glob("baseline.fit_baseline.*")), "setup.sh kept no answer: read_memo would prove nothing"
-    honest = sum(item.points for item in RUBRIC.items if item.function not in zero)
+    lost = {key for attack in suite.members(ATTACKS) for key, got in attack.expected.items() if got == "zero"}
+    honest = sum(item.points for item in RUBRIC.items if not {item.function, item.name} & lost)  # a function or an item
     assert document["score"] == honest, document["output"][-2000:]
     assert gradings["traces"] == []
 
