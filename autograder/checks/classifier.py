@@ -30,6 +30,7 @@ from autograder.checks.compare import (
     explaining,
     fail,
     mismatch_report,
+    unexplained_ordinary,
     untouched,
     with_diagnosis,
 )
@@ -391,14 +392,8 @@ def _right_on(student, case: ForwardCase) -> bool:
         return True
     suspects = Suspects(variants.CLASSIFIER_FORWARD, lambda variant: _forward(variant, case))
     if explaining([(got, suspects)], _same_values) is None:
-        fail(UNEXPLAINED.format(function="forward", context=case.context))
+        fail(unexplained_ordinary("forward", case.context))
     return False
-
-
-UNEXPLAINED = (
-    "Your {function}'s results on an ordinary input ({context}) are neither the expected ones nor any known "
-    "mistake's, so its legal inputs cannot be judged against them: fix its values first (see the other items)."
-)
 
 
 def _legal_failure(student, case: LegalCase) -> str | None:
@@ -643,7 +638,7 @@ def _ordinary_right(student, case: StepCase) -> bool:
     if _right_steps(steps):
         return True
     if not _explained_steps(steps):
-        fail(UNEXPLAINED.format(function="train_step", context=case.context))
+        fail(unexplained_ordinary("train_step", case.context))
     return False
 
 

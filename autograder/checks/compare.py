@@ -292,3 +292,13 @@ def refused_legal_input(raised: Exception, shown: str, why: str) -> str:
     """The feedback of a `legal_inputs` item whose call raised: what it raised (with the student's line), then
     which input it was and why the docstring allows it. No id: refusing a legal input is no catalogued mistake."""
     return f"{raised}\nThat input is legal ({shown}): {why}."
+
+
+def unexplained_ordinary(function: str, context: str) -> str:
+    """The feedback of a `legal_inputs` item whose function is wrong on the ordinary input a legal one is judged
+    against, in a way no known mistake explains: a function wrong everywhere must not earn it by being judged
+    nowhere (an attack that echoes its input)."""
+    return (
+        f"Your {function}'s results on an ordinary input ({context}) are neither the expected ones nor any known "
+        "mistake's, so its legal inputs cannot be judged against them: fix its values first (see the other items)."
+    )

@@ -32,6 +32,7 @@ from autograder.checks.compare import (
     explaining,
     fail,
     mismatch_report,
+    unexplained_ordinary,
     untouched,
     with_diagnosis,
 )
@@ -527,14 +528,8 @@ def _own_results(student, legal: Legal, args: list) -> tuple[torch.Tensor, torch
         report = f"{str(failure).rstrip('.')} ({legal.describe(args)})."
         fail(with_diagnosis(_explained(legal.table, call.value, args), report))
     if not _same(results, tuple(expected)) and _explained(legal.table, results, args) is None:
-        fail(UNEXPLAINED.format(function=function, context=legal.describe(args)))  # else values that no
-    return results  # mistake explains would earn this item by being consistently wrong (an attack's input echoed)
-
-
-UNEXPLAINED = (
-    "{function}'s results on an ordinary input ({context}) are neither the expected ones nor any known mistake's, "
-    "so its legal inputs cannot be judged against them: fix its values first (see the other items)."
-)
+        fail(unexplained_ordinary(function, legal.describe(args)))
+    return results
 
 
 UNLIKE_ITS_OWN = "Here your function's results differ from its own on the same numbers inside an ordinary input:"
