@@ -96,7 +96,7 @@ def _first_step(model, tokens, lengths=None):
 
 
 def _state_after_padding(model, tokens, lengths=None):
-    return variants.CLASSIFIER_FORWARD["C2"](model, tokens, lengths)
+    return variants.of("SequenceClassifier")["C2"](model, tokens, lengths)
 
 
 def _order_blind(model, tokens, lengths=None):
@@ -113,8 +113,8 @@ MISTAKES: dict[str, dict[str, InProcess]] = {
         "C2 state after padding": _classifier(_state_after_padding),
     },
     "pattern": {
-        "S1 no shift": _loss(variants.NEXT_TOKEN_LOSS["S1"]),
-        "S2 shifted backwards": _loss(variants.NEXT_TOKEN_LOSS["S2"]),
+        "S1 no shift": _loss(variants.of("next_token_loss")["S1"]),
+        "S2 shifted backwards": _loss(variants.of("next_token_loss")["S2"]),
     },
 }
 REFERENCE = {"classifier": _classifier(None), "pattern": _loss(language_model.next_token_loss)}
@@ -194,7 +194,7 @@ def near_chance_table(rows: list[Calibration]) -> str:
 # -- early stopping against full-length trainings: the same verdicts -------------------------------------
 CORPUS = ROOT / "tests" / "corpus"  # the submission corpus (in the course's checkout; none where installed)
 TRAINED = {"classifier": ("classifier", "SequenceClassifier"), "pattern": ("language_model", "next_token_loss")}
-VARIANTS = {"classifier": variants.CLASSIFIER_FORWARD, "pattern": variants.NEXT_TOKEN_LOSS}
+VARIANTS = {"classifier": variants.of("SequenceClassifier"), "pattern": variants.of("next_token_loss")}
 UNREAD = {"classifier": {"mean", "top", "axis"}}  # options of mean and max pooling: the recipe pools the last state
 HEADER = re.compile(r"#\s*module:\s*(\w+)\s+functions?:\s*([\w,]+)")
 
@@ -239,9 +239,10 @@ def _variant(task: str, function: Callable[..., Any]) -> InProcess:
 
 
 def _corpus_file(path, module: str) -> InProcess:
-    """A corpus file as its grading sees it: a file of mistakes/ or losses/ follows the reference module it changes."""
+    """A corpus file as its grading sees it: each file (correct/, mistakes/, losses/) holds one function, after the
+    reference module it changes."""
     text = path.read_text(encoding="utf-8")
-    if path.parent.name in ("mistakes", "losses"):
+    if path.parent.name in ("correct", "mistakes", "losses"):
         text = (SOLUTIONS / f"{module}.py").read_text(encoding="utf-8") + "\n\n" + text
     namespace = types.ModuleType(f"corpus_{module}")
     exec(compile(text, str(path), "exec"), namespace.__dict__)  # the course's own corpus, as the mistakes above

@@ -49,6 +49,11 @@ EXITS = {  # each command's exit statuses, as its --help lists them (the statuse
         f"{EXIT_OK}  the rubric can be used: one line with its items, points and thresholds, then its policies",
         f"{EXIT_ERROR}  it cannot: one line saying where and what is wrong",
     ],
+    "todo check": [
+        f"{EXIT_OK}  every exercise asked about is complete: a line per requirement, each ok or a note",
+        f"{EXIT_BELOW}  something is missing: its line says what, and what to do",
+        f"{EXIT_ERROR}  nothing checked: a KEY the week has no exercise for",
+    ],
     "report": [f"{EXIT_OK}  written", REFUSED + ", or the report extra is not installed"],
     "nbgrader": [
         f"{EXIT_OK}  written",
@@ -233,6 +238,22 @@ def _add_rubric(subcommands: argparse._SubParsersAction) -> None:
     check.set_defaults(run=lambda args: commands.rubric_check_command(args.file))
 
 
+def _add_todo(subcommands: argparse._SubParsersAction) -> None:
+    """`autograde todo check [KEY ...]`: whether an exercise is complete (docs/maintaining.md, "Add or change a
+    TODO")."""
+    group = _command(subcommands, "todo", "the exercises' own commands: `autograde todo check` says what one lacks")
+    inner = group.add_subparsers(dest="todo_command", required=True, metavar="COMMAND")
+    summary = "say whether each exercise is complete, a line per requirement, and what to do for each one missing"
+    check = _command(inner, "check", summary, group="todo")
+    check.add_argument(
+        "keys",
+        nargs="*",
+        metavar="KEY",
+        help="an exercise: its folder's name in autograder/todos/, as lstm_step (default: every exercise)",
+    )
+    check.set_defaults(run=lambda args: commands.todo_check_command(args.keys))
+
+
 def _add_course_files(subcommands: argparse._SubParsersAction) -> None:
     """The commands that write the course's own files: calibration, stubs, release, nbgrader, Gradescope."""
     calibrate = _command(subcommands, "calibrate", "show that every threshold separates right from wrong")
@@ -339,6 +360,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_after_grading(subcommands)
     _add_course_files(subcommands)
     _add_rubric(subcommands)
+    _add_todo(subcommands)
     return parser
 
 

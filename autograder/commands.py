@@ -425,6 +425,34 @@ def rubric_check_command(path: Path | None) -> int:
     return EXIT_OK
 
 
+def todo_check_command(keys: list[str]) -> int:
+    """Say whether each exercise of `keys` (every one for none) is complete: a line per requirement, what to do for
+    each one missing; exit 1 when something is, 2 (nothing checked) for a key the week has no exercise for."""
+    from autograder.todos import completeness
+
+    week = completeness.known()
+    unknown = [key for key in keys if key not in week]
+    if unknown:
+        return fail(f"no exercise {escaped(unknown[0])} in autograder/todos/: the week's are {', '.join(week)}")
+    started, checked, incomplete = time.monotonic(), 0, []
+    for exercise in completeness.check(keys):  # each said as soon as it is checked: all of them take minutes
+        print("\n".join(completeness_lines(exercise)), flush=True)
+        checked += 1
+        incomplete += [] if exercise.complete else [exercise.key]
+    said = f"{checked - len(incomplete)} of {_counted(checked, 'exercise')} complete"
+    print(
+        said + (f"; something missing in {', '.join(incomplete)}" if incomplete else "") + ", checked in "
+        f"{progress.duration(time.monotonic() - started)}"
+    )
+    return EXIT_BELOW if incomplete else EXIT_OK
+
+
+def completeness_lines(exercise) -> list[str]:
+    """An exercise's key and title, then a line per finding: its status, its requirement, its words."""
+    lines = [exercise.key + (f" ({exercise.title})" if exercise.title else "")]
+    return lines + [f"  {finding.status:<7}  {finding.requirement}: {finding.words}" for finding in exercise.findings]
+
+
 def stubs_command(check: bool) -> int:
     if check:
         problems = stubs.differences()
@@ -524,7 +552,7 @@ def gradescope_command(out: Path, rubric_file: Path | None = None) -> int:
         chosen = rubric.load(rubric_file)
     except rubric.RubricError as error:
         return fail(error)
-    names = gradescope.build(out, rubric_text=chosen.text)
+    names = gradescope.build(out, rubric_text=chosen.text if rubric_file else None)  # a section's: written whole
     by = f"it grades by {rubric_file}" if rubric_file else "it grades by the grader's own rubric"
     print(f"wrote {out} ({len(names)} files; {by}): upload it as the assignment's autograder")
     return EXIT_OK

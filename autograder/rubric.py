@@ -1,7 +1,9 @@
 """The rubric: points per item, the threshold items' recipes and the grader's limits, read once from a TOML file.
 
 `load(path)` reads a rubric file (the grader's own `rubric.toml` when no path is given) into a
-`Rubric` and checks it as it reads; whoever needs the rubric is handed that `Rubric`, never the file.
+`Rubric` and checks it as it reads; the [points] and [thresholds] a file leaves out are the exercises'
+records' (autograder/todos/), written into the rubric's text, so that the text a grading records is the
+whole rubric it was graded by; whoever needs the rubric is handed that `Rubric`, never the file.
 Each section of the file is one record: `[points.F]` an `Item` per aspect, `[thresholds.F.A]` a
 `Recipe`, `[limits]` the `Limits`, and the course's policies: `[late]` the `Late` work policy,
 `[credit]` the `Credit` kept for a named mistake; `[report]` when the class report's item statistics
@@ -12,7 +14,7 @@ roster workflow's jobs import it bare, and `autograde rubric check FILE` (or, wi
 `python -m autograder.rubric FILE`) checks a file and says what it sets.
 """
 
-import ast
+import json
 import math
 import sys
 import tomllib
@@ -21,8 +23,9 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
+from autograder import todos
 from autograder.checks.catalogue import CATALOGUE
-from autograder.locations import RUBRIC, SUITES
+from autograder.locations import RUBRIC
 from autograder.runtime.bounds import Bounds
 
 SECTIONS = ("points", "thresholds", "limits", "late", "credit", "report")  # the tables a rubric file may hold
@@ -55,8 +58,8 @@ class Item:
 
     @property
     def test_id(self) -> tuple[str, str]:
-        """(suite file stem, test function name) of the item's test."""
-        return f"test_{self.function}", f"test_{self.aspect}"
+        """(suite file stem, test name) of the item's test in the hidden suite (autograder/suites/test_items.py)."""
+        return "test_items", f"test_item[{self.function}.{self.aspect}]"
 
 
 @dataclass(frozen=True)
@@ -204,13 +207,48 @@ def load(path: Path | None = None) -> Rubric:
     path = RUBRIC if path is None else Path(path)
     try:
         text = path.read_bytes().decode("utf-8")
+        text = with_records(text, tomllib.loads(text))
         data = tomllib.loads(text)
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as error:
         raise RubricError(f"{path} cannot be read as a rubric: {error}") from None
+    except todos.RecordError as error:
+        raise RubricError(str(error)) from None
     try:
         return _rubric(data, path, text)
     except RubricError as error:
         raise RubricError(f"{path}: {error}") from None
+
+
+def with_records(text: str, data: dict[str, Any]) -> str:
+    """The rubric file's text, with the records' [points] and [thresholds] after it where it sets none itself."""
+    tables = {name: table for name, table in todos.rubric_tables().items() if name not in data}
+    if not tables:
+        return text
+    lines = ["", "# From the exercises' records (autograder/todos/<function>/record.toml): not set by the file above."]
+    for name, by_function in tables.items():
+        for function, table in by_function.items():
+            lines += _rendered(f"{name}.{function}", table)
+    return text.rstrip("\n") + "\n" + "\n".join(lines) + "\n"
+
+
+def _rendered(name: str, table: dict[str, Any]) -> list[str]:
+    """A TOML table holding numbers, strings, booleans and lists of them, and tables of those (recipes)."""
+    scalars = [f"{key} = {_value(value)}" for key, value in table.items() if not isinstance(value, dict)]
+    lines = ["", f"[{name}]", *scalars] if scalars else []
+    for key, value in table.items():
+        if isinstance(value, dict):
+            lines += _rendered(f"{name}.{key}", value)
+    return lines
+
+
+def _value(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, str):
+        return json.dumps(value)  # a TOML basic string: JSON's escapes are TOML's
+    if isinstance(value, list):
+        return "[" + ", ".join(_value(item) for item in value) + "]"
+    return repr(value)
 
 
 def loads(text: str, path: Path) -> Rubric:
@@ -231,7 +269,7 @@ def _rubric(data: dict[str, Any], path: Path, text: str) -> Rubric:
     if unknown:
         raise RubricError(f"unknown setting {unknown[0]} (the top of a rubric sets only {', '.join(SETTINGS)})")
     items = _items(_table(data, "points"))
-    _against_suites(items)
+    _against_records(items)
     _adds_up(items, data.get("total"))
     recipes = tuple(_recipe(function, aspect, table, items) for function, aspect, table in _threshold_tables(data))
     late = _late(data["late"]) if "late" in data else None
@@ -350,31 +388,24 @@ def _report(table: dict[str, Any]) -> Report:
     return Report(**values)
 
 
-def suite_tests(suites: Path = SUITES) -> dict[str, list[str]]:
-    """The hidden tests: suite file stem ("test_rnn_forward") -> its test functions, in the file's order."""
-    found = {}
-    for path in sorted(suites.glob("test_*.py")):
-        tree = ast.parse(path.read_text(encoding="utf-8"))
-        found[path.stem] = [
-            node.name for node in tree.body if isinstance(node, ast.FunctionDef) and node.name.startswith("test_")
-        ]
-    return found
-
-
-def _against_suites(items: tuple[Item, ...]) -> None:
-    """Every item has its hidden test and every hidden test its item, as grading needs."""
-    tests = suite_tests()
+def _against_records(items: tuple[Item, ...]) -> None:
+    """Every item is one of the exercises' (the hidden suite has its test) and every exercise's item has points."""
+    known = {(function, aspect) for function, table in todos.rubric_tables()["points"].items() for aspect in table}
     for item in items:
-        suite, test = item.test_id
-        if suite not in tests:
-            raise RubricError(f"[points.{item.function}]: no hidden suite grades {item.function} (no {suite}.py)")
-        if test not in tests[suite]:
-            raise RubricError(f"points.{item.function}.{item.aspect} has no hidden test ({suite}.py has no {test})")
-    named = {item.test_id for item in items}
-    for suite, names in tests.items():
-        missing = [name.removeprefix("test_") for name in names if (suite, name) not in named]
+        if item.function not in {function for function, _ in known}:
+            raise RubricError(
+                f"[points.{item.function}]: no hidden suite grades {item.function} (no autograder/todos/"
+                f"{item.function}/record.toml)"
+            )
+        if (item.function, item.aspect) not in known:
+            raise RubricError(
+                f"points.{item.function}.{item.aspect} has no hidden test (no item of autograder/todos/"
+                f"{item.function}/record.toml)"
+            )
+    named = {(item.function, item.aspect) for item in items}
+    for function in dict.fromkeys(function for function, _ in known):
+        missing = [aspect for f, aspect in sorted(known) if f == function and (f, aspect) not in named]
         if missing:
-            function = suite.removeprefix("test_")
             raise RubricError(f"[points.{function}] lacks {', '.join(missing)}: every hidden test needs its points")
 
 

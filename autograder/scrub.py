@@ -24,7 +24,17 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from autograder.locations import CHECKS, EXERCISES, FORGET_GATE, PUBLIC_TESTS, RUNTIME, SOLUTIONS, STANDINS, SUITES
+from autograder.locations import (
+    CHECKS,
+    EXERCISES,
+    FORGET_GATE,
+    PUBLIC_TESTS,
+    RUNTIME,
+    SOLUTIONS,
+    STANDINS,
+    SUITES,
+    TODOS,
+)
 from autograder.runtime.codec import Unsupported
 
 WINDOW = 24  # characters a quote shares with a secret line
@@ -40,7 +50,8 @@ def squeeze(text: str) -> str:
 
 def secret_files() -> list[Path]:
     """The reference solutions and the hidden suites with their checks and variants, the stand-ins, the forget gate."""
-    return sorted([*SOLUTIONS.glob("*.py"), *SUITES.glob("*.py"), *CHECKS.glob("*.py"), STANDINS, FORGET_GATE])
+    hidden = [*SOLUTIONS.glob("*.py"), *SUITES.glob("*.py"), *CHECKS.glob("*.py"), *TODOS.glob("*/variants.py")]
+    return sorted([*hidden, STANDINS, FORGET_GATE])
 
 
 def public_files() -> list[Path]:

@@ -3,14 +3,17 @@
 Each answer in `solutions/*.py` sits between `### BEGIN SOLUTION` and
 `### END SOLUTION`, right after a comment that names the task:
 
-    # TODO 1 · recurrence loop: what to do ...
+    # TODO · recurrence loop: what to do ...
     ### BEGIN SOLUTION
     ...the reference...
     ### END SOLUTION
 
-The stub keeps the comment and replaces the region with one
+A TODO is known by its function (its record's key, autograder/todos/), never by a position: its
+number is its place in the week, counted over MODULES in order, and written by the generator. The
+stub numbers the comment and replaces the region with one
 `raise NotImplementedError("TODO 1 · recurrence loop: not implemented yet")`.
-Everything else (given code, imports, docstrings) is copied byte for byte.
+Everything else (given code, imports, docstrings) is copied byte for byte; a new TODO goes beside its
+sibling and the ones after it are numbered again, in the stubs, by `autograde stubs`.
 """
 
 import ast
@@ -22,7 +25,10 @@ from autograder.locations import EXERCISES, SOLUTIONS
 
 BEGIN = "### BEGIN SOLUTION"
 END = "### END SOLUTION"
-TODO = re.compile(r"#\s*TODO (\d+) · ([^:]+):")
+TODO = re.compile(r"#\s*TODO · ([^:]+):")  # a solution's marker names the task; the generator numbers it
+NUMBERED = re.compile(r"#\s*TODO \d+ ·")  # a number written by hand: refused, it is the generator's to write
+# The week's modules in the order of its lessons: the TODOs are numbered over them in this order.
+MODULES = ("recurrence", "padding", "initialisation", "language_model", "classifier", "baseline")
 
 
 class MarkerError(ValueError):
@@ -50,7 +56,6 @@ class _Region:
     begin: int  # line index of BEGIN
     end: int  # line index of END
     comment_start: int  # first line of the TODO comment
-    number: int
     name: str
 
 
@@ -76,23 +81,55 @@ def _with_comment(lines: list[str], begin: int, end: int, path: Path) -> _Region
     start = begin
     while start > 0 and lines[start - 1].strip().startswith("#"):
         start -= 1
+    if start < begin and NUMBERED.search(lines[start]):
+        raise MarkerError(
+            f"{path.name}:{start + 1}: write '# TODO · name: ...' without a number: the generator numbers the TODOs"
+        )
     match = TODO.search(lines[start]) if start < begin else None
     if match is None:
-        raise MarkerError(f"{path.name}:{begin + 1}: a solution region needs a '# TODO N · name: ...' comment above it")
-    return _Region(begin, end, start, int(match[1]), match[2].strip())
+        raise MarkerError(f"{path.name}:{begin + 1}: a solution region needs a '# TODO · name: ...' comment above it")
+    return _Region(begin, end, start, match[1].strip())
 
 
-def strip_solutions(source: str, path: Path = Path("<source>")) -> str:
-    """The stub of one solution file: every region replaced by its NotImplementedError."""
-    lines = source.splitlines(keepends=True)
+def strip_solutions(source: str, path: Path = Path("<source>"), first: int = 1) -> str:
+    """The stub of one solution file whose first TODO is number `first`: every TODO comment numbered, every
+    region replaced by its NotImplementedError."""
+    lines = numbered(source, path, first).splitlines(keepends=True)
     out, position = [], 0
-    for region in _regions(lines, path):
+    for number, region in enumerate(_regions(source.splitlines(keepends=True), path), first):
         indent = lines[region.begin][: len(lines[region.begin]) - len(lines[region.begin].lstrip())]
         out += lines[position : region.begin]
-        out.append(f'{indent}raise NotImplementedError("TODO {region.number} · {region.name}: not implemented yet")\n')
+        out.append(f'{indent}raise NotImplementedError("TODO {number} · {region.name}: not implemented yet")\n')
         position = region.end + 1
     out += lines[position:]
     return "".join(out)
+
+
+def numbered(source: str, path: Path = Path("<source>"), first: int = 1) -> str:
+    """The solution file with its TODO comments numbered from `first` ("# TODO 2 · LSTM step: ..."), as the
+    stubs and the notebooks show them."""
+    lines = source.splitlines(keepends=True)
+    for number, region in enumerate(_regions(lines, path), first):
+        lines[region.comment_start] = TODO.sub(f"# TODO {number} · \\1:", lines[region.comment_start], count=1)
+    return "".join(lines)
+
+
+def firsts(solutions: Path = SOLUTIONS) -> dict[str, int]:
+    """Each solution file's name -> the number of its first TODO (the week's order: MODULES)."""
+    counts = {
+        path.stem: len(_regions(path.read_text(encoding="utf-8").splitlines(), path)) for path in _files(solutions)
+    }
+    stray = sorted(name for name, count in counts.items() if count and name not in MODULES)
+    if stray:
+        raise MarkerError(f"{stray[0]}.py has TODOs but is not in stubs.MODULES: add it there, in the week's order")
+    found, number = {}, 1
+    for name in [*(m for m in MODULES if m in counts), *(n for n in counts if n not in MODULES)]:
+        found[f"{name}.py"], number = number, number + counts[name]
+    return found
+
+
+def _files(solutions: Path) -> list[Path]:
+    return sorted(solutions.glob("*.py"))
 
 
 def _enclosing_functions(source: str) -> dict[int, str]:
@@ -112,32 +149,30 @@ def _enclosing_functions(source: str) -> dict[int, str]:
 
 
 def todos(solutions: Path = SOLUTIONS) -> list[Todo]:
-    """Every task of the week, in TODO order, read from the solution markers."""
+    """Every task of the week, in TODO order (MODULES, then each file's order), read from the solution markers."""
     found = []
-    for path in sorted(solutions.glob("*.py")):
+    for path in _files(solutions):
+        first = firsts(solutions)[path.name]
         source = path.read_text(encoding="utf-8")
-        lines = source.splitlines(keepends=True)
+        lines = numbered(source, path, first).splitlines(keepends=True)
         functions = _enclosing_functions(source)
-        for region in _regions(lines, path):
+        for number, region in enumerate(_regions(source.splitlines(keepends=True), path), first):
             if region.begin + 1 not in functions:
                 raise MarkerError(f"{path.name}:{region.begin + 1}: a solution region must sit inside a function")
             comment = "".join(
                 line.strip().lstrip("#").strip() + " " for line in lines[region.comment_start : region.begin]
             )
             solution = "".join(lines[region.begin + 1 : region.end])
-            found.append(
-                Todo(region.number, region.name, path.stem, functions[region.begin + 1], comment.strip(), solution)
-            )
-    numbers = [todo.number for todo in found]
-    if len(set(numbers)) != len(numbers):
-        raise MarkerError(f"TODO numbers repeat: {sorted(numbers)}")
+            found.append(Todo(number, region.name, path.stem, functions[region.begin + 1], comment.strip(), solution))
     return sorted(found, key=lambda todo: todo.number)
 
 
 def generate(solutions: Path = SOLUTIONS) -> dict[str, str]:
     """File name -> stub text for every module of `solutions/`."""
+    numbers = firsts(solutions)
     return {
-        path.name: strip_solutions(path.read_text(encoding="utf-8"), path) for path in sorted(solutions.glob("*.py"))
+        path.name: strip_solutions(path.read_text(encoding="utf-8"), path, numbers[path.name])
+        for path in _files(solutions)
     }
 
 

@@ -96,8 +96,8 @@ def synthetic_roster(target: Path, count: int, seed: int = 7) -> Path:
     rng = random.Random(seed)
     pool: dict[str, list[str]] = {module: [] for module in MODULES}
     for student in students():
-        for module, path in student.modules.items():
-            pool[module].append(path.read_text(encoding="utf-8"))
+        for module in student.modules:
+            pool[module].append(student.source(module, EXERCISES))
     made: list[Path] = []
     for index in range(count):
         folder = target / f"student{index:04d}" / "exercises"

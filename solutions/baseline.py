@@ -19,7 +19,7 @@ def bag_of_counts(tokens: torch.Tensor) -> np.ndarray:
     Traps: the padding token 0 is not a digit and must not be counted; the digits
     run from 1 to 9 inclusive, so there are nine columns.
     """
-    # TODO 11 · bag of counts: count digits 1..9 per row, ignoring the padding 0.
+    # TODO · bag of counts: count digits 1..9 per row, ignoring the padding 0.
     ### BEGIN SOLUTION
     tokens = torch.as_tensor(tokens)
     digits = torch.arange(1, 10)
@@ -40,7 +40,7 @@ def fit_baseline(
     Trap: fit on the training rows and score on the validation rows, not on the
     rows it was fitted on.
     """
-    # TODO 12 · baseline: fit the logistic regression on the training counts and
+    # TODO · baseline: fit the logistic regression on the training counts and
     # score it on the validation counts.
     ### BEGIN SOLUTION
     model = LogisticRegression(max_iter=1000)

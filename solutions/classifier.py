@@ -53,7 +53,7 @@ class SequenceClassifier(nn.Module):
         *row*, not the last step; on a padded batch `output[:, -1]` and a plain mean
         or max include the padding.
         """
-        # TODO 9 · classifier forward: embed, run self.rnn, pool the states of the
+        # TODO · classifier forward: embed, run self.rnn, pool the states of the
         # real steps as self.pooling says, and apply self.head.
         ### BEGIN SOLUTION
         batch, length = tokens.shape
@@ -97,7 +97,7 @@ def train_step(
     the norm, and changes the direction; the norm to report is the one measured
     after clipping.
     """
-    # TODO 10 · training step with clipping: zero, forward, loss, backward, clip the
+    # TODO · training step with clipping: zero, forward, loss, backward, clip the
     # norm, measure the norm actually used, step.
     ### BEGIN SOLUTION
     tokens, lengths, labels = batch

@@ -28,7 +28,7 @@ def set_forget_bias(lstm: nn.LSTM, value: float = 1.0) -> nn.LSTM:
     replaces the Parameter, so an optimizer built earlier stops updating it:
     write into the existing parameters under torch.no_grad().
     """
-    # TODO 6 · forget-bias init: for every layer and direction, write `value` into
+    # TODO · forget-bias init: for every layer and direction, write `value` into
     # the forget block of bias_ih and 0 into the forget block of bias_hh, in place.
     ### BEGIN SOLUTION
     hidden = lstm.hidden_size

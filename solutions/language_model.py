@@ -52,7 +52,7 @@ def next_token_loss(model: nn.Module, tokens: torch.Tensor, pad_id: int | None =
     passing (batch, length, vocab) straight in, scrambles which score belongs to
     which target; padding targets must not count towards the mean.
     """
-    # TODO 7 · shifted loss: feed all but the last token, score against all but the
+    # TODO · shifted loss: feed all but the last token, score against all but the
     # first, flatten, and leave out targets equal to pad_id.
     ### BEGIN SOLUTION
     logits, _ = model(tokens[:, :-1])
@@ -80,7 +80,7 @@ def sample(model: nn.Module, start: int, steps: int, temperature: float, generat
     forgetting to pass the state back in makes every step start from nothing;
     argmax is not a sample.
     """
-    # TODO 8 · sampling: loop `steps` times: run the model on the last token with
+    # TODO · sampling: loop `steps` times: run the model on the last token with
     # the carried state, scale the logits by 1 / temperature, softmax, draw a token.
     ### BEGIN SOLUTION
     tokens = [start]

@@ -34,7 +34,7 @@ def encode_packed(
     and keep the rows in their original order; pack with batch_first=True; an
     LSTM returns (h, c) where RNN and GRU return one tensor.
     """
-    # TODO 3 · packing: pack the padded batch, run the layer on the packed batch,
+    # TODO · packing: pack the padded batch, run the layer on the packed batch,
     # unpack the output to max_length, and take each row's final hidden state.
     ### BEGIN SOLUTION
     packed = pack_padded_sequence(embedded, lengths.cpu(), batch_first=True, enforce_sorted=False)
@@ -61,7 +61,7 @@ def gather_final(output: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
     Traps: `output[:, -1]` is the state after the padding for every short row;
     the last real step is at index lengths - 1, not lengths.
     """
-    # TODO 4 · gather-at-final-index: pick output[i, lengths[i] - 1] for every row
+    # TODO · gather-at-final-index: pick output[i, lengths[i] - 1] for every row
     # at once.
     ### BEGIN SOLUTION
     index = (lengths - 1).view(-1, 1, 1).expand(-1, 1, output.shape[2])
@@ -82,7 +82,7 @@ def masked_mean(output: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
     Trap: averaging over max_length lets the padding steps drag every short row's
     mean; mask them out and divide by the row's own length.
     """
-    # TODO 5 · masked mean: zero the steps after each row's length, sum over time
+    # TODO · masked mean: zero the steps after each row's length, sum over time
     # and divide by the true lengths.
     ### BEGIN SOLUTION
     steps = torch.arange(output.shape[1], device=output.device)

@@ -39,7 +39,7 @@ def rnn_forward(
     (a square matrix hides the mistake); PyTorch keeps two biases and adds both;
     the state must be carried from one step to the next; axis 1, not axis 0, is time.
     """
-    # TODO 1 · recurrence loop: start from h0 (or zeros), then for each time step
+    # TODO · recurrence loop: start from h0 (or zeros), then for each time step
     # compute the new state from x[:, t] and the previous state; collect every state.
     ### BEGIN SOLUTION
     batch, length, _ = x.shape
@@ -79,7 +79,7 @@ def lstm_step(
     paper's i, f, o, g; the cell state is updated by adding the gated candidate to
     the gated old cell, and that addition is what lets gradients survive.
     """
-    # TODO 2 · LSTM step: compute the four gates, split them in PyTorch's order,
+    # TODO · LSTM step: compute the four gates, split them in PyTorch's order,
     # update the cell state additively, then the hidden state.
     ### BEGIN SOLUTION
     h, c = state

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from autograder import cli
+from autograder import cli, stubs, todos
 
 ROOT = Path(__file__).resolve().parent.parent
 README = ROOT / "README.md"
@@ -59,6 +59,13 @@ def test_its_cli_reference_names_every_subcommand_option_and_exit_status_the_par
         for line in cli.EXITS.get(name, cli.DEFAULT_EXITS):
             assert " ".join(line.partition("  ")[2].split()) in page, f"{name}: {line}"
     assert "--version" in page and " ".join(cli.__doc__.split("\n\n", 1)[1].split()) in page  # the metavars' names
+
+
+def test_its_student_page_lists_every_todo_with_its_points_from_the_records(site):
+    page = text_of(site / "student" / "index.html")
+    for todo in stubs.todos():
+        points = sum(todos.by_function()[todo.function].points.values())
+        assert f"{todo.number} {todo.name} {todo.module}.{todo.function} {points:g}" in page, todo.label
 
 
 def test_its_benchmarks_page_shows_the_benchmarks_readme(site):

@@ -30,7 +30,7 @@ def _without_nine() -> torch.Tensor:
 
 def _named(got: np.ndarray, tokens: torch.Tensor) -> str | None:
     """The known mistake whose counts these are, exactly."""
-    for key, variant in variants.BAG_OF_COUNTS.items():
+    for key, variant in variants.of("bag_of_counts").items():
         counts = variant(tokens)
         if counts.shape == got.shape and np.array_equal(got, counts):
             return key

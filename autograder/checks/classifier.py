@@ -143,7 +143,7 @@ def _compare(student, cases: list[ForwardCase], in_place: bool = False) -> None:
     said after the values."""
     comparison, unrun, changed, compared = Comparison("SequenceClassifier.forward"), [], [], []
     for case in cases:
-        suspects = Suspects(variants.CLASSIFIER_FORWARD, lambda variant, c=case: _forward(variant, c))
+        suspects = Suspects(variants.of("SequenceClassifier"), lambda variant, c=case: _forward(variant, c))
         got, call = _logits(student, case, suspects)
         if in_place and call is not None and (failure := untouched(call, "forward", FORWARD_PLACES)) is not None:
             changed.append(failure)
@@ -390,7 +390,7 @@ def _right_on(student, case: ForwardCase) -> bool:
         return False
     if _same_values(got, _expected(case)):
         return True
-    suspects = Suspects(variants.CLASSIFIER_FORWARD, lambda variant: _forward(variant, case))
+    suspects = Suspects(variants.of("SequenceClassifier"), lambda variant: _forward(variant, case))
     if explaining([(got, suspects)], _same_values) is None:
         fail(unexplained_ordinary("forward", case.context))
     return False
@@ -537,7 +537,7 @@ def _steps(student, case: StepCase) -> Steps:
     answered = _answered_steps(call.value, case.steps, start)
     returned = [value for value, _ in answered]
     after = [state for _, state in answered]
-    suspects = Suspects(variants.TRAIN_STEP, lambda variant, c=case: _replayed(variant, c))
+    suspects = Suspects(variants.of("train_step"), lambda variant, c=case: _replayed(variant, c))
     return Steps(case, start, returned, after, model.state_dict(), _replayed(reference.train_step, case), suspects)
 
 

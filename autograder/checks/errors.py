@@ -85,6 +85,12 @@ EXPLANATIONS: tuple[Explanation, ...] = (
         "the result is cut off from autograd (by .detach(), .item(), .numpy() or a new tensor of its values): "
         "compute it with torch operations on the inputs.",
     ),
+    Explanation(
+        "attribute the object does not have",
+        r"^'\w+' object has no attribute '(?P<attribute>\w+)'$",
+        "your code reads .{attribute}, which this object lacks: check the name, and use only what the docstring "
+        "promises (a model may differ from the lesson's: read sizes from its outputs).",
+    ),
 )
 
 

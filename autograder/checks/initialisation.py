@@ -134,7 +134,8 @@ def _matches(got: dict, variant) -> bool:
 
 
 def _suspects(run: Run) -> Suspects:
-    return Suspects(variants.SET_FORGET_BIAS, lambda v, r=run: _effective(v(copy.deepcopy(r.original), *r.spec.extra)))
+    table = variants.of("set_forget_bias")
+    return Suspects(table, lambda v, r=run: _effective(v(copy.deepcopy(r.original), *r.spec.extra)))
 
 
 def _explains_its_blocks(runs: list[Run], key: str) -> set | None:
@@ -157,7 +158,7 @@ def _diagnose(runs: list[Run]) -> tuple[str | None, frozenset]:
     key = explaining([(_effective(run.lstm), _suspects(run)) for run in runs], _matches)
     if key is not None:
         return key, frozenset()
-    for key in variants.SET_FORGET_BIAS:
+    for key in variants.of("set_forget_bias"):
         touched = _explains_its_blocks(runs, key)
         if touched:
             return key, frozenset(touched)

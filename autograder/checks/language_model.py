@@ -156,7 +156,7 @@ def _compare_losses(student, cases: list[LossInput]) -> None:
         with torch.no_grad():
             expected = reference.next_token_loss(case.model, case.tokens, case.pad_id)
         suspects = Suspects(
-            variants.NEXT_TOKEN_LOSS, lambda v, c=case: _no_grad_loss(v, c.model, c.tokens.clone(), c.pad_id)
+            variants.of("next_token_loss"), lambda v, c=case: _no_grad_loss(v, c.model, c.tokens.clone(), c.pad_id)
         )
         comparison.add("the loss", got, expected, case.context, suspects)
     verdict_then(comparison, changed[0] if changed else None)
@@ -241,7 +241,7 @@ def check_next_token_loss_legal_inputs(student) -> None:
     for legal in LEGAL_LOSSES:
         case = _legal_loss_input(legal)
         suspects = Suspects(
-            variants.NEXT_TOKEN_LOSS, lambda v, c=case: _no_grad_loss(v, c.model, c.tokens.clone(), c.pad_id)
+            variants.of("next_token_loss"), lambda v, c=case: _no_grad_loss(v, c.model, c.tokens.clone(), c.pad_id)
         )
         try:
             call = student.run("language_model.next_token_loss", case.model, case.tokens, case.pad_id)
@@ -311,7 +311,7 @@ def _as_the_worker_runs(variant, case: SampleCase) -> list[int]:
 
 
 def _sample_suspects(case: SampleCase) -> Suspects:
-    return Suspects(variants.SAMPLE, lambda variant: _as_the_worker_runs(variant, case))
+    return Suspects(variants.of("sample"), lambda variant: _as_the_worker_runs(variant, case))
 
 
 def check_sample_values(student) -> None:

@@ -255,7 +255,7 @@ def _no_grad(variant, case: PackedCase):
 
 
 def _packed_suspects(case: PackedCase) -> Suspects:
-    return Suspects(variants.ENCODE_PACKED, lambda variant, c=case: _no_grad(variant, c))
+    return Suspects(variants.of("encode_packed"), lambda variant, c=case: _no_grad(variant, c))
 
 
 def _compare_packed(student, which: str) -> None:
@@ -558,21 +558,21 @@ def _legal_pooled(student, function: str, table: variants.Table) -> None:
 
 def check_gather_final_values(student) -> None:
     """Row i is output[i, lengths[i] - 1], for unsorted lengths and full rows."""
-    _compare_pooled(student, "gather_final", variants.GATHER_FINAL)
+    _compare_pooled(student, "gather_final", variants.of("gather_final"))
 
 
 def check_gather_final_legal_inputs(student) -> None:
     """The edges of the legal domain: float32 (the result keeps it), a batch of one row, rows of length 1, a hidden
     size of 1, float64. A `.squeeze()` with no dim (G5) loses an axis there."""
-    _legal_pooled(student, "gather_final", variants.GATHER_FINAL)
+    _legal_pooled(student, "gather_final", variants.of("gather_final"))
 
 
 def check_masked_mean_values(student) -> None:
     """Row i is the mean of output[i, :lengths[i]]; the padding holds garbage."""
-    _compare_pooled(student, "masked_mean", variants.MASKED_MEAN)
+    _compare_pooled(student, "masked_mean", variants.of("masked_mean"))
 
 
 def check_masked_mean_legal_inputs(student) -> None:
     """The edges of the legal domain: float32 (the result keeps it: a NumPy mask, R8, makes it float64), a batch
     of one row, rows of length 1, a hidden size of 1, float64."""
-    _legal_pooled(student, "masked_mean", variants.MASKED_MEAN)
+    _legal_pooled(student, "masked_mean", variants.of("masked_mean"))

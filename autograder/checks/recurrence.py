@@ -255,7 +255,7 @@ def _compare_rnn(student, which: str) -> None:
             later = later or untouched(call, "rnn_forward", RNN_PLACES)  # L3: said after the values
             expected = reference.rnn_forward(*args)[index]
             problems.append(malformed or _problem(which, got, expected, time_axis, context))
-        cases.append((got, _outcomes(variants.RNN_FORWARD, args).part(_part(index))))
+        cases.append((got, _outcomes(variants.of("rnn_forward"), args).part(_part(index))))
     problem = next((problem for problem in problems if problem), None)
     if problem is not None:
         report = with_diagnosis(explaining(cases, _same), problem)
@@ -275,7 +275,7 @@ def check_rnn_forward_final_state(student) -> None:
 
 # -- rnn_forward: the aspect items, on the student's own outputs -----------------------------------
 def _call_rnn(student, args: list, case: RnnCase, **options):
-    return _called(student, RNN, variants.RNN_FORWARD, args, case.context(args[5] is not None), **options)
+    return _called(student, RNN, variants.of("rnn_forward"), args, case.context(args[5] is not None), **options)
 
 
 def _own_layout(value, case: RnnCase, args: list) -> tuple[torch.Tensor, torch.Tensor]:
@@ -290,7 +290,7 @@ def _own_layout(value, case: RnnCase, args: list) -> tuple[torch.Tensor, torch.T
         return expect_tensor(output, "output", layout or expected_output), expect_tensor(h_n, "h_n", expected_h_n)
     except CheckFailure as failure:
         report = f"{str(failure).rstrip('.')} ({case.context(args[5] is not None)})."
-        fail(with_diagnosis(_explained(variants.RNN_FORWARD, value, args), report))
+        fail(with_diagnosis(_explained(variants.of("rnn_forward"), value, args), report))
 
 
 def _states(student, args: list, case: RnnCase, stacked_on_time: bool) -> tuple[torch.Tensor, torch.Tensor]:
@@ -320,7 +320,7 @@ def _ignores_h0(output: torch.Tensor, args: list, case: RnnCase) -> None:
     """Fail naming R6 (with any mistake made beside it whose variant gives the same output, R1 on a square input):
     the output with h0 given is the output from zeros."""
     report = f"rnn_forward gives the same output with h0 given as with h0=None ({case.context(True)})."
-    suspects = _outcomes(variants.RNN_FORWARD, args).part(_part(0))
+    suspects = _outcomes(variants.of("rnn_forward"), args).part(_part(0))
     beside = explaining([(output, suspects)], _same)
     fail(with_diagnosis(beside if beside is not None and "R6" in catalogue.ids(beside) else "R6", report))
 
@@ -344,7 +344,8 @@ def check_rnn_forward_initial_state(student) -> None:
         got, _ = _states(student, rest, shorter, stacked_on_time)
         context = f"x[:, {steps}:] from your state after step {steps - 1}, against your output from step {steps} on"
         context += f"; x {case.batch}x{case.length}x{case.size}, hidden {case.hidden}"
-        suspects = Suspects(variants.RNN_FORWARD, lambda variant, a=args, k=steps: _continued(variant, _copied(a), k))
+        table = variants.of("rnn_forward")
+        suspects = Suspects(table, lambda variant, a=args, k=steps: _continued(variant, _copied(a), k))
         comparison.add("output", got, output[:, steps:], context, suspects)
     comparison.verdict()
 
@@ -384,7 +385,7 @@ def check_rnn_forward_gradients(student) -> None:
 
 
 def _grad_call(student, target: str, args: list, wrt: list, cotangents: list, context: str):
-    table = variants.RNN_FORWARD if target == RNN else variants.LSTM_STEP
+    table = variants.of("rnn_forward") if target == RNN else variants.of("lstm_step")
     try:
         return _called(student, target, table, args, context, grad=(wrt, cotangents))
     except Raised as error:
@@ -512,7 +513,7 @@ class Legal:
 
 
 RNN_LEGAL = Legal(
-    RNN, variants.RNN_FORWARD, reference.rnn_forward, ("output", "h_n"), _rnn_described, frozenset({"R8"})
+    RNN, variants.of("rnn_forward"), reference.rnn_forward, ("output", "h_n"), _rnn_described, frozenset({"R8"})
 )
 
 
@@ -591,11 +592,11 @@ def _lstm_pair(value, case: LstmCase, args: list) -> tuple[torch.Tensor, torch.T
         return expect_tensor(h, "h", (case.batch, case.hidden)), expect_tensor(c, "c", (case.batch, case.hidden))
     except CheckFailure as failure:
         report = f"{str(failure).rstrip('.')} ({case.context})."
-        fail(with_diagnosis(_explained(variants.LSTM_STEP, value, args), report))
+        fail(with_diagnosis(_explained(variants.of("lstm_step"), value, args), report))
 
 
 def _call_lstm(student, args: list, case: LstmCase):
-    return _called(student, LSTM, variants.LSTM_STEP, args, case.context)
+    return _called(student, LSTM, variants.of("lstm_step"), args, case.context)
 
 
 def _run_lstm(student, args: list, case: LstmCase) -> tuple[torch.Tensor, torch.Tensor]:
@@ -616,7 +617,7 @@ def check_lstm_step_values(student) -> None:
         _untouched(call, "lstm_step", LSTM_STATE)
         got = _lstm_pair(call.value, case, args)
         expected = reference.lstm_step(*args)
-        suspects = Suspects(variants.LSTM_STEP, lambda variant, args=args: variant(*_copied(args)))
+        suspects = Suspects(variants.of("lstm_step"), lambda variant, args=args: variant(*_copied(args)))
         for index in (0, 1):
             part = suspects.part(lambda output, index=index: output[index])
             comparison.add("hc"[index], got[index], expected[index], case.context, part)
@@ -680,7 +681,7 @@ LSTM_ONE_ROW = "x is (batch, input) and h, c are (batch, hidden), and a batch ma
 LSTM_FLOAT64 = "as nn.LSTMCell does, lstm_step takes any floating dtype, and its state keeps the input's"
 LSTM_ORDINARY = LstmCase(3, 4, 5, seed=30)
 LSTM_HIDDEN_OF_TWO = LstmCase(3, 4, 2, seed=31)
-LSTM_LEGAL = Legal(LSTM, variants.LSTM_STEP, reference.lstm_step, ("h", "c"), _lstm_described, frozenset())
+LSTM_LEGAL = Legal(LSTM, variants.of("lstm_step"), reference.lstm_step, ("h", "c"), _lstm_described, frozenset())
 
 
 def check_lstm_step_legal_inputs(student) -> None:

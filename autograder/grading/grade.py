@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from autograder import __version__, integrity, sandbox
+from autograder import __version__, integrity, sandbox, todos
 from autograder.checks import memo
 from autograder.fingerprint import fingerprint
 from autograder.grading import rubric_record
@@ -42,31 +42,27 @@ from autograder.runtime import dynamo
 from autograder.sandbox import IsolationRefused, Worker, WorkerLimits
 
 SEED = 0  # every call of the student's code starts from torch.manual_seed(SEED)
-# What each function's items will import up front: the baseline module imports scikit-learn, which
-# the worker imports while it warms up (the student's code needs it). The grader does not: the
-# reference's answers to those items come from its memo (checks/memo.py), and where the memo has none,
-# the check imports it then. torch._dynamo, which every optimizer step imports, is a stand-in on both
-# sides (runtime/dynamo.py); with REAL_DYNAMO=1 in the grader's environment, the items that train
-# import the real one up front instead, on both sides, as before the stand-in (the benchmark's
+# What each function's items import up front is its record's `preload` (autograder/todos/): the baseline's
+# items import scikit-learn, which the worker imports while it warms up (the student's code needs it). The grader
+# does not: the reference's answers to those items come from its memo (checks/memo.py), and where the memo has
+# none, the check imports it then. torch._dynamo, which every optimizer step imports, is a stand-in on both
+# sides (runtime/dynamo.py); with REAL_DYNAMO=1 in the grader's environment, the items of a record that
+# `trains` import the real one up front instead, on both sides, as before the stand-in (the benchmark's
 # "today's way").
-PRELOAD = {
-    "bag_of_counts": ("sklearn.linear_model",),
-    "fit_baseline": ("sklearn.linear_model",),
-}
 WORKER_ONLY = ("sklearn.linear_model",)  # of the preload, what the grader itself does not import up front
-TRAINS = ("train_step", "next_token_loss", "SequenceClassifier")
 REAL_DYNAMO = "AUTOGRADE_REAL_DYNAMO"
 
 
 def preload_of(function: str) -> tuple[str, ...]:
     """What the items of `function` import up front, on both sides."""
-    real = ("torch._dynamo",) if function in TRAINS and os.environ.get(REAL_DYNAMO) == "1" else ()
-    return (*PRELOAD.get(function, ()), *real)
+    record = todos.record(function)
+    real = ("torch._dynamo",) if record.trains and os.environ.get(REAL_DYNAMO) == "1" else ()
+    return (*record.preload, *real)
 
 
 def preloads() -> tuple[str, ...]:
     """What the items of every function import up front, in the worker."""
-    return tuple(dict.fromkeys(name for function in (*PRELOAD, *TRAINS) for name in preload_of(function)))
+    return tuple(dict.fromkeys(name for record in todos.records() for name in preload_of(record.key)))
 
 
 def graders_own(preload: tuple[str, ...]) -> tuple[str, ...]:

@@ -66,6 +66,7 @@ def pyproject() -> str:
         "",
         "[tool.setuptools.package-data]",
         '"*" = ["*"]  # every file of every package folder: the rubric, the suites, the templates, the public tests',
+        'autograder = ["*", "todos/*/*"]  # and each exercise\'s folder, autograder/todos/<key>/ (no package)',
     ]
     return BUILD_SYSTEM + "\n" + "\n".join(project) + "\n"
 

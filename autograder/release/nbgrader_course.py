@@ -14,8 +14,6 @@ Every cell but the answers is read-only. The notebooks are generated, never edit
 """
 
 import ast
-import importlib
-import pkgutil
 import textwrap
 from collections.abc import Callable
 from pathlib import Path
@@ -24,12 +22,11 @@ from typing import NamedTuple
 import nbformat
 from nbformat.notebooknode import NotebookNode
 
-from autograder import TITLE, checks, rubric, stubs
+from autograder import TITLE, rubric, stubs, todos
 from autograder.locations import RUBRIC, SOLUTIONS
 
 ASSIGNMENT = "week07"
 COURSE_ID = "week07-recurrent-networks"
-MODULES = ("recurrence", "padding", "initialisation", "language_model", "classifier", "baseline")
 DATA_HELPERS = {
     "language_model": ("make_pattern",),
     "classifier": ("PAD", "make_padded_sequences"),
@@ -39,78 +36,6 @@ TIMEOUT_MARGIN = 60  # seconds a cell gets beyond its training runs' own limits
 KERNEL = {
     "kernelspec": {"name": "python3", "display_name": "Python 3 (ipykernel)", "language": "python"},
     "language_info": {"name": "python"},
-}
-# The visible check after each answer: shapes and types only, on the notebook's own objects.
-SMOKE_TESTS = {
-    "rnn_forward": """\
-_output, _h_n = rnn_forward(torch.randn(2, 3, 4), torch.randn(5, 4), torch.randn(5, 5), torch.randn(5), torch.randn(5))
-assert _output.shape == (2, 3, 5), f"output should be (batch, length, hidden) = (2, 3, 5), not {tuple(_output.shape)}"
-assert _h_n.shape == (1, 2, 5), f"h_n should be (1, batch, hidden) = (1, 2, 5), not {tuple(_h_n.shape)}"
-""",
-    "lstm_step": """\
-_state = (torch.zeros(2, 5), torch.zeros(2, 5))
-_h, _c = lstm_step(torch.randn(2, 4), _state, torch.randn(20, 4), torch.randn(20, 5), torch.randn(20), torch.randn(20))
-assert _h.shape == _c.shape == (2, 5), f"h and c should be (batch, hidden) = (2, 5), not {_h.shape}, {_c.shape}"
-""",
-    "encode_packed": """\
-_output, _h_n = encode_packed(nn.GRU(3, 4, batch_first=True), torch.randn(3, 5, 3), torch.tensor([2, 5, 1]))
-assert _output.shape == (3, 5, 4), f"output should be (batch, max_length, hidden) = (3, 5, 4), not {_output.shape}"
-assert _h_n.shape == (3, 4), f"h_n should be (batch, hidden) = (3, 4), not {tuple(_h_n.shape)}"
-""",
-    "gather_final": """\
-_final = gather_final(torch.randn(3, 5, 4), torch.tensor([2, 5, 1]))
-assert _final.shape == (3, 4), f"the result should be (batch, hidden) = (3, 4), not {tuple(_final.shape)}"
-""",
-    "masked_mean": """\
-_mean = masked_mean(torch.randn(3, 5, 4), torch.tensor([2, 5, 1]))
-assert _mean.shape == (3, 4), f"the result should be (batch, hidden) = (3, 4), not {tuple(_mean.shape)}"
-""",
-    "set_forget_bias": """\
-_lstm = nn.LSTM(3, 4, num_layers=2, bidirectional=True)
-assert set_forget_bias(_lstm, 1.0) is _lstm, "set_forget_bias should return the LSTM it was given"
-assert _lstm.bias_ih_l1_reverse.shape == (16,), "the biases keep their shape (4 * hidden,)"
-""",
-    "next_token_loss": """\
-_loss = next_token_loss(NextTokenModel(vocab=6), make_pattern()[:4])
-assert _loss.dim() == 0, f"the loss should be a scalar (0-dimensional) tensor, not of shape {tuple(_loss.shape)}"
-assert _loss.requires_grad, "the loss should carry gradients back to the model"
-""",
-    "sample": """\
-_tokens = sample(NextTokenModel(vocab=6), start=1, steps=5, temperature=1.0, generator=torch.Generator().manual_seed(0))
-assert type(_tokens) is list and len(_tokens) == 6, "sample should return [start] and then `steps` tokens"
-assert _tokens[0] == 1 and all(type(token) is int for token in _tokens), "the tokens should be Python ints"
-""",
-    "SequenceClassifier.forward": """\
-_tokens, _lengths, _labels = make_padded_sequences(4, 2, 8, seed=0)
-for _pooling in ("last", "mean", "max"):
-    _logits = SequenceClassifier(pooling=_pooling)(_tokens, _lengths)
-    assert _logits.shape == (4, 2), f"{_pooling}: logits should be (batch, 2) = (4, 2), not {tuple(_logits.shape)}"
-assert SequenceClassifier()(_tokens).shape == (4, 2), "lengths=None means every row is full length"
-""",
-    "train_step": """\
-class _Linear(nn.Module):  # any model called as model(tokens, lengths) will do
-    def __init__(self) -> None:
-        super().__init__()
-        self.head = nn.Linear(8, 2)
-
-    def forward(self, tokens: torch.Tensor, lengths: torch.Tensor | None = None) -> torch.Tensor:
-        return self.head(tokens.float())
-
-
-_model = _Linear()
-_norm = train_step(_model, make_padded_sequences(16, 2, 8, seed=0), torch.optim.SGD(_model.parameters(), lr=0.1))
-assert type(_norm) is float, f"train_step should return a Python float, not {type(_norm).__name__}"
-assert _norm <= 1.0 + 1e-4, f"with clip=1.0 the norm used is at most 1.0, not {_norm:.3f}"
-""",
-    "bag_of_counts": """\
-_counts = bag_of_counts(make_sequences(5)[0])
-assert _counts.shape == (5, 9), f"the counts should be (n, 9), not {_counts.shape}"
-""",
-    "fit_baseline": """\
-_tokens, _labels = make_sequences(400)
-_accuracy = fit_baseline(_tokens[:300], _labels[:300], _tokens[300:], _labels[300:])
-assert type(_accuracy) is float and 0 <= _accuracy <= 1, f"expected an accuracy in [0, 1], not {_accuracy!r}"
-""",
 }
 SETUP = """\
 # Set-up (read-only): the grader's seeds and thread count, so that your runs match the grading.
@@ -134,16 +59,9 @@ def _cell(kind: str, source: str, grade_id: str, **nbgrader: object) -> Notebook
 
 
 def check_module(item: rubric.Item) -> str:
-    """The module of autograder/checks that defines the item's check (exactly one does)."""
-    name = f"check_{item.function}_{item.aspect}"
-    owners = [
-        info.name
-        for info in pkgutil.iter_modules(checks.__path__)
-        if hasattr(importlib.import_module(f"autograder.checks.{info.name}"), name)
-    ]
-    if len(owners) != 1:
-        raise LookupError(f"{name} should be defined by one module of autograder/checks, found {owners}")
-    return owners[0]
+    """The module that defines the item's check ("autograder.checks.recurrence"): the one whose check the hidden
+    suite calls (todos.check)."""
+    return todos.check(item.function, item.aspect).__module__
 
 
 class Definition(NamedTuple):
@@ -156,13 +74,12 @@ class Module(NamedTuple):
     definitions: list[Definition]  # one per top-level statement, in order
 
 
-def _definitions(path: Path) -> Module:
-    """The module docstring, and each top-level statement's definition.
+def _definitions(source: str) -> Module:
+    """The module docstring, and each top-level statement's definition, in a module's `source`.
 
     A statement's source runs from the unindented comments above it to the next one's, so
     the comments closing an indented block (`### END SOLUTION`) stay with their block.
     """
-    source = path.read_text(encoding="utf-8")
     tree, lines = ast.parse(source), source.splitlines(keepends=True)
     docstring = ast.get_docstring(tree) or ""
     body = tree.body[1:] if docstring else tree.body
@@ -178,6 +95,11 @@ def _definitions(path: Path) -> Module:
         name = getattr(node, "name", None) or (targets[0].id if targets and isinstance(targets[0], ast.Name) else "")
         pieces.append(Definition(name, "".join(lines[start:end])))
     return Module(docstring, pieces)
+
+
+def _numbered(path: Path) -> str:
+    """A solution file's text with its TODO comments numbered ("# TODO 2 · LSTM step: ..."), as the stubs have them."""
+    return stubs.numbered(path.read_text(encoding="utf-8"), path, stubs.firsts(path.parent).get(path.name, 1))
 
 
 def _docstring(source: str, function: str) -> str:
@@ -223,7 +145,7 @@ def _test_cell(item: rubric.Item, grading: rubric.Rubric) -> NotebookNode:
     source = (
         f"# Hidden test · {item.name} ({item.points:g} points)\n"
         "### BEGIN HIDDEN TESTS\n"
-        f"from autograder.checks import {check_module(item)} as _checks\n"
+        f"from {check_module(item).rpartition('.')[0]} import {check_module(item).rpartition('.')[2]} as _checks\n"
         "from autograder.notebook_feedback import feedback as _feedback\n"
         "from autograder.student import InProcess as _InProcess\n"
         f"{_section_rubric(item, grading)}\n"
@@ -268,7 +190,7 @@ def fill_answers(notebook: NotebookNode, module: Path) -> NotebookNode:
     The same work as a notebook submission: used to grade one roster both ways. A definition
     missing from the module leaves the answer cell as released.
     """
-    _, pieces = _definitions(module)
+    _, pieces = _definitions(module.read_text(encoding="utf-8"))
     written = dict(pieces)
     for todo in stubs.todos():
         name = todo.function.split(".")[0]
@@ -281,29 +203,33 @@ def fill_answers(notebook: NotebookNode, module: Path) -> NotebookNode:
 def build_notebook(module: str, grading: rubric.Rubric) -> NotebookNode:
     """The notebook of one exercise module."""
     path = SOLUTIONS / f"{module}.py"
-    source = path.read_text(encoding="utf-8")
-    docstring, pieces = _definitions(path)
-    todos = {todo.function.split(".")[0]: todo for todo in stubs.todos() if todo.module == module}
+    source = _numbered(path)
+    docstring, pieces = _definitions(source)
+    tasks = {todo.function.split(".")[0]: todo for todo in stubs.todos() if todo.module == module}
     title = f"# {TITLE}: `{module}`\n\n{docstring}\n\nWrite your code in the cells marked "
     title += "`YOUR CODE HERE`; run each cell below your answer to check it. Every other cell is read-only."
     cells = [_cell("markdown", title, f"intro_{module}"), _cell("code", SETUP, "setup")]
     cells[-1].metadata["jupyter"] = {"source_hidden": True}
-    given = "".join(text for name, text in pieces if name not in todos).strip()
+    given = "".join(text for name, text in pieces if name not in tasks).strip()
     cells.append(_cell("code", f"# Given code (read-only)\n{given}", "given_code"))
-    _, data = _definitions(SOLUTIONS / "data.py")
+    _, data = _definitions((SOLUTIONS / "data.py").read_text(encoding="utf-8"))
     helpers = [text.strip() for name, text in data if name in DATA_HELPERS.get(module, ())]
     if helpers:
         cells.append(_cell("code", "# Given data helpers, from data.py (read-only)\n" + "\n\n\n".join(helpers), "data"))
     for name, text in pieces:
-        if name not in todos:
+        if name not in tasks:
             continue
-        todo = todos[name]
+        todo = tasks[name]
         items = [item for item in grading.items if item.function == name]
         key = todo.function.replace(".", "_")
         cells.append(_cell("markdown", _introduction(todo, _docstring(source, todo.function), items), f"about_{key}"))
         cells.append(_cell("code", _answer(text.strip(), todo), answer_id(todo), solution=True, locked=False))
         cells.append(
-            _cell("code", f"# A quick check (not graded)\n{SMOKE_TESTS[todo.function].rstrip()}", f"smoke_{key}")
+            _cell(
+                "code",
+                f"# A quick check (not graded)\n{todos.by_function()[todo.function].smoke.rstrip()}",
+                f"smoke_{key}",
+            )
         )
         cells.extend(_test_cell(item, grading) for item in items)
     notebook = nbformat.v4.new_notebook(cells=cells, metadata=KERNEL)
@@ -358,10 +284,10 @@ def build_course(
     folder.mkdir(parents=True, exist_ok=True)
     written = [course / "nbgrader_config.py"]
     written[0].write_text(config_text(grading), encoding="utf-8")
-    progress(0, len(MODULES), "")
-    for done, module in enumerate(MODULES, 1):
+    progress(0, len(stubs.MODULES), "")
+    for done, module in enumerate(stubs.MODULES, 1):
         target = folder / f"{module}.ipynb"
         nbformat.write(build_notebook(module, grading), target)
         written.append(target)
-        progress(done, len(MODULES), module)
+        progress(done, len(stubs.MODULES), module)
     return written

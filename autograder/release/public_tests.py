@@ -1,11 +1,12 @@
 """Which TODO each public test belongs to, read from the public test files.
 
 A public test file `exercises/tests/test_<module>.py` tests the TODOs of `<module>`.
-When the module has more than one TODO, a header comment opens each TODO's section:
+When the module has more than one TODO, a header comment naming its function opens each TODO's section:
 
-    # ---------------------------------------------------------------- TODO 4 · gather_final
+    # ---------------------------------------------------------------- TODO · gather_final
 
-and every test function after it (up to the next header) belongs to that TODO.
+and every test function after it (up to the next header) belongs to that TODO. The header names the
+function, never a number: a new TODO beside its sibling renumbers nothing here.
 """
 
 import ast
@@ -16,7 +17,7 @@ from typing import NamedTuple
 from autograder.locations import PUBLIC_TESTS
 from autograder.stubs import Todo
 
-HEADER = re.compile(r"^#\s*-+\s*TODO (\d+) ·", re.MULTILINE)
+HEADER = re.compile(r"^#\s*-+\s*TODO · ([\w.]+)", re.MULTILINE)
 
 
 class MappingError(ValueError):
@@ -27,34 +28,34 @@ class Header(NamedTuple):
     """A section header of a public test file: the line it is on, the TODO it opens."""
 
     line: int
-    todo: int
+    function: str  # "gather_final", "SequenceClassifier.forward"
 
 
 def _headers(source: str) -> list[Header]:
     """Every section header, in order."""
-    return [Header(source.count("\n", 0, match.start()) + 1, int(match[1])) for match in HEADER.finditer(source)]
+    return [Header(source.count("\n", 0, match.start()) + 1, match[1]) for match in HEADER.finditer(source)]
 
 
 def todo_of_tests(path: Path, todos: list[Todo]) -> dict[str, int]:
     """Test function name -> TODO number for one public test file."""
     module = path.stem.removeprefix("test_")
-    numbers = {todo.number for todo in todos if todo.module == module}
+    numbers = {todo.function: todo.number for todo in todos if todo.module == module}
     source = path.read_text(encoding="utf-8")
     headers = _headers(source)
+    unknown = sorted({header.function for header in headers} - set(numbers))
+    if unknown:
+        raise MappingError(f"{path.name}: a header names {unknown[0]}, which is no TODO of {module}.py")
     mapping = {}
     for node in ast.parse(source).body:
         if not (isinstance(node, ast.FunctionDef) and node.name.startswith("test")):
             continue
-        above = [header.todo for header in headers if header.line < node.lineno]
+        above = [numbers[header.function] for header in headers if header.line < node.lineno]
         if above:
             mapping[node.name] = above[-1]
         elif len(numbers) == 1:
-            mapping[node.name] = next(iter(numbers))
+            mapping[node.name] = next(iter(numbers.values()))
         else:
-            raise MappingError(f"{path.name}: {node.name} comes before any '# --- TODO N ·' header")
-    unknown = set(mapping.values()) - numbers
-    if unknown:
-        raise MappingError(f"{path.name}: headers name TODOs {sorted(unknown)} that are not in {module}.py")
+            raise MappingError(f"{path.name}: {node.name} comes before any '# --- TODO · function' header")
     return mapping
 
 

@@ -157,7 +157,7 @@ def readme(todos: list[Todo], rubric: Rubric, exercises: Path = EXERCISES) -> st
         "recipe's margin (it says where), and skips a seed once the others decide the median; the seeds it",
         "trains run side by side on your cores. Only the data differ (rows from other seeds), so your grade's",
         "accuracies will be close to these, not equal. The classifier's LSTM starts with its forget gate",
-        "opened by your own `set_forget_bias` (TODO 6), where the grader uses its own: do TODO 6 first.",
+        "opened by your own `set_forget_bias`, where the grader uses its own: do set_forget_bias first.",
         "",
         "## Continuous integration",
         "",

@@ -72,7 +72,7 @@ def _json(value: object) -> bytes:
 
 
 def training_check(rubric: Rubric) -> dict[str, Callable[[], bytes]]:
-    """The grader's recipe (its own files but TODO 6's answer, with its stop rule), its settings, the rule of
+    """The grader's recipe (its own files but set_forget_bias's answer, with its stop rule), its settings, the rule of
     seeds decided early (`medians.py`), torch._dynamo's stand-in (`dynamo.py`), all the grader's own, and the
     command that runs it."""
     items = {recipe.name: recipe.settings for recipe in rubric.recipes}

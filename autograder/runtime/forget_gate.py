@@ -1,6 +1,6 @@
 """The recipe's LSTM initialisation: the forget gate opened (Day 2), by the grader's own code.
 
-It is TODO 6's answer, so it stays out of the student repository: there, `python -m
+It is set_forget_bias's answer, so it stays out of the student repository: there, `python -m
 exercises.check_training` opens the gate with the student's own `set_forget_bias` instead.
 """
 

@@ -5,7 +5,7 @@ fixed seeds); the numbers come from the rubric. Only predictions go back: the
 labels of the evaluation rows never reach the worker. The student repository gets
 this file as it is (`python -m exercises.check_training`): the same runs and the
 same report, on data from other seeds, the forget gate opened by the student's own
-set_forget_bias (forget_gate.py holds TODO 6's answer and stays here). In the worker the grader
+set_forget_bias (forget_gate.py holds set_forget_bias's answer and stays here). In the worker the grader
 sends the opened gate's biases with each run (`with_opened_gate`): the worker's copy of the
 runtime holds no forget_gate.py for a student's set_forget_bias to import.
 """
@@ -86,7 +86,7 @@ def _open_forget_gate(model: nn.Module, recipe: dict[str, Any]) -> None:
     them, forget_gate.py's (the grader's own in its process; the student's set_forget_bias in check_training)."""
     opened = recipe.get(OPENED)
     if opened is None:
-        from .forget_gate import open_forget_gate  # never in the worker: TODO 6's answer
+        from .forget_gate import open_forget_gate  # never in the worker: set_forget_bias's answer
 
         open_forget_gate(model.rnn, recipe["forget_bias"])
         return

@@ -16,7 +16,7 @@ class TinyClassifier(nn.Module):
     """Embedding -> padded steps' inputs zeroed by `lengths` -> GRU (batch_first) -> last step -> Linear(hidden, 2).
 
     It reads the last step of the padded batch, not each row's own: this file is in the worker, where no TODO's
-    answer may be (each row's last real step is TODO 4's). train_step is graded on its steps, whatever the model
+    answer may be (each row's last real step is gather_final's). train_step is graded on its steps, whatever the model
     reads, and the lengths still change its logits (a train_step that drops them is seen)."""
 
     def __init__(self, vocab: int = 10, embed: int = 8, hidden: int = 16) -> None:

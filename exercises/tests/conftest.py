@@ -1,6 +1,7 @@
-"""What the public tests share: fixed seeds, and naming a known mistake when a test fails.
+"""What the public tests share: fixed seeds, a run that pays for the tests alone, and naming a known mistake.
 
-Every test starts from torch.manual_seed(0), so a failure repeats exactly.
+Every test starts from torch.manual_seed(0), so a failure repeats exactly. The run uses one thread and leaves
+unimported what torch would load for no test here (see pytest_configure), so it takes a few seconds.
 
 `mistakes.json` (written when the course releases this repository) holds, for some tests,
 what the function under test returns on that test's inputs when it has one of the course's
@@ -13,7 +14,7 @@ to reread, as the grader's feedback does:
     [G1] Your final states equal output[:, -1]: ... Gather at lengths - 1.
       Reread: Day 4, "Packing is not an optimisation".
 
-A failing test that blames another TODO's function first ("masked_mean (TODO 5) is wrong ...") called
+A failing test that blames another TODO's function first ("masked_mean (padding.py) is wrong ...") called
 it, and that function fails its own tests. An error PyTorch raised (a view of transposed memory, two
 dtypes mixed, an in-place change autograd needed) ends with the line of your exercises/ file it came
 from and what it means, in the words of the grader's feedback (the table in `mistakes.json`).
@@ -23,6 +24,7 @@ Nothing here changes whether a test passes.
 
 import contextlib
 import functools
+import gc
 import importlib
 import importlib.util
 import inspect
@@ -30,6 +32,7 @@ import json
 import math
 import operator
 import re
+import sys
 import traceback
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -74,6 +77,52 @@ def seed() -> None:
 @pytest.fixture(autouse=True)
 def fixed_seed() -> None:
     seed()
+
+
+# -- what a run costs: the tests' own work, not torch's machinery ---------------------------------------------
+def pytest_configure(config: pytest.Config) -> None:
+    """One thread, and nothing imported that no test needs. The tests' tensors are tiny: a pool of a thread per
+    core gains nothing on them and spins waiting between operations (a third of a run's CPU, and its wall time
+    on a busy machine); the grader and the release's recording of the mistakes run one thread too."""
+    torch.set_num_threads(1)
+    _compare_without_importing_dtensor()
+    _train_without_importing_dynamo()
+
+
+def _compare_without_importing_dtensor() -> None:
+    """torch.testing.assert_close asks whether it was given DTensors by importing torch.distributed.tensor (and
+    sympy with it: about a second, at the first comparison). No DTensor exists before that module is imported: till
+    then the answer is no without the import; after it, torch's own check. The comparison itself is torch's."""
+    comparison = sys.modules.get("torch.testing._comparison")
+    unwrap = getattr(comparison, "_unwrap_dtensor_for_comparison", None)
+    if unwrap is None or getattr(unwrap, "imports_nothing", False):  # another torch's way, or done already
+        return
+
+    def unwrapped(actual: Any, expected: Any) -> tuple[Any, Any]:
+        if "torch.distributed.tensor" not in sys.modules:
+            return actual, expected
+        return unwrap(actual, expected)
+
+    unwrapped.imports_nothing = True
+    comparison._unwrap_dtensor_for_comparison = unwrapped
+
+
+def _train_without_importing_dynamo() -> None:
+    """torch's optimizers import torch._dynamo at every step (about a second, the first time) for a graph break
+    that does nothing outside torch.compile. The training check's stand-in (exercises/check_training/dynamo.py,
+    the grader's own) answers in its place, and imports the real module as soon as anything else asks for it."""
+    try:
+        from exercises.check_training import dynamo
+    except Exception:  # no training check beside these tests: the real module, when an optimizer steps
+        return
+    dynamo.install()
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """What collecting imported (torch, scikit-learn, your modules) lives to the end: frozen, it is not walked
+    again by each of the garbage collections pytest makes at the session's end (five, to catch an exception raised
+    where an object is deleted; about a second). What the tests make is collected as before."""
+    gc.freeze()
 
 
 # -- what a call gave: plain numbers, compared with a tolerance --------------------------------
@@ -267,17 +316,17 @@ def pytest_runtest_call(item: pytest.Item) -> Iterator[None]:
 
 
 # -- another TODO's function that the tested code uses, wrong by its own tests ------------------------------
-HELPERS = {"padding.gather_final": 4, "padding.masked_mean": 5}  # the other TODOs' functions a module may use
-SECTION = re.compile(r"^#\s*-+\s*TODO (\d+) ·", re.MULTILINE)  # a public test file's TODO sections
+HELPERS = ("padding.gather_final", "padding.masked_mean")  # the other TODOs' functions a module may use
+SECTION = re.compile(r"^#\s*-+\s*TODO · ([\w.]+)", re.MULTILINE)  # a public test file's TODO sections, by function
 
 
 def wrong_helpers(called: set[str]) -> list[str]:
     """A line for each function of another TODO that the failed test called whose own plain tests fail: the
     test may fail because of it. One it did not call is not blamed, however wrong."""
     return [
-        f"{target.split('.')[1]} (TODO {number}) is wrong: {own}; fix it first, this test uses it"
-        for target, number in HELPERS.items()
-        if target in called and (own := own_failure(target, number)) is not None
+        f"{target.split('.')[1]} ({target.split('.')[0]}.py) is wrong: {own}; fix it first, this test uses it"
+        for target in HELPERS
+        if target in called and (own := own_failure(target)) is not None
     ]
 
 
@@ -322,13 +371,13 @@ def _noting(function: Callable[..., Any], target: str, called: set[str]) -> Call
 
 
 @functools.cache
-def own_failure(target: str, number: int) -> str | None:
+def own_failure(target: str) -> str | None:
     """The first failure of the target's own public tests (those its TODO's section holds that take no
     arguments), as "test: first line", or None when they pass."""
-    module = target.split(".")[0]
+    module, function = target.split(".")
     path = Path(__file__).with_name(f"test_{module}.py")
     text = path.read_text(encoding="utf-8")
-    lines = [(text.count("\n", 0, match.start()) + 1, int(match[1])) for match in SECTION.finditer(text)]
+    lines = [(text.count("\n", 0, match.start()) + 1, match[1]) for match in SECTION.finditer(text)]
     spec = importlib.util.spec_from_file_location(f"public_{module}_helpers", path)
     tests = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(tests)
@@ -336,7 +385,7 @@ def own_failure(target: str, number: int) -> str | None:
         if not name.startswith("test") or not inspect.isfunction(test) or inspect.signature(test).parameters:
             continue
         above = [todo for line, todo in lines if line < test.__code__.co_firstlineno]
-        if above and above[-1] == number:
+        if above and above[-1] == function:
             seed()
             try:
                 test()

@@ -1,4 +1,4 @@
-"""Public tests for TODO 11 (the bag of counts) and TODO 12 (the order-blind baseline).
+"""Public tests for baseline.py: bag_of_counts (the bag of counts) and fit_baseline (the order-blind baseline).
 
 Run them with `python -m pytest exercises/tests/test_baseline.py`.
 """
@@ -9,7 +9,7 @@ import torch
 from exercises import baseline
 from exercises.data import make_sequences
 
-# ---------------------------------------------------------------- TODO 11 · bag_of_counts
+# ---------------------------------------------------------------- TODO · bag_of_counts
 
 
 def test_bag_of_counts_returns_an_n_by_9_float_array():
@@ -56,7 +56,7 @@ def test_bag_of_counts_accepts_a_numpy_array_as_well():
     np.testing.assert_array_equal(baseline.bag_of_counts(tokens.numpy()), baseline.bag_of_counts(tokens))
 
 
-# ---------------------------------------------------------------- TODO 12 · fit_baseline
+# ---------------------------------------------------------------- TODO · fit_baseline
 
 
 def test_fit_baseline_returns_an_accuracy_between_0_and_1():

@@ -1,4 +1,5 @@
-"""Public tests for TODO 9 (the classifier's forward) and TODO 10 (a training step with clipping).
+"""Public tests for classifier.py: SequenceClassifier.forward (the classifier's forward) and train_step (a training
+step with clipping).
 
 Run them with `python -m pytest exercises/tests/test_classifier.py`.
 """
@@ -64,7 +65,7 @@ def batch(n: int = 8) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     return tokens, lengths, labels
 
 
-# ---------------------------------------------------------------- TODO 9 · SequenceClassifier.forward
+# ---------------------------------------------------------------- TODO · SequenceClassifier.forward
 
 
 @pytest.mark.parametrize("pooling", POOLINGS)
@@ -183,11 +184,11 @@ def test_no_lengths_means_every_row_is_full_length(pooling):
         assert_close(model(tokens), model(tokens, torch.full((3,), MAX_LENGTH)))
 
 
-# ---------------------------------------------------------------- TODO 10 · train_step
+# ---------------------------------------------------------------- TODO · train_step
 
 
 class CountsScorer(nn.Module):
-    """A tiny stand-in for SequenceClassifier, so that these tests need only TODO 10.
+    """A tiny stand-in for SequenceClassifier, so that these tests need only train_step.
 
     Like the classifier it is called as model(tokens, lengths) and returns logits (batch, 2):
     the mean embedding of each row's real tokens, then a linear layer.

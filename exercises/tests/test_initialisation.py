@@ -1,4 +1,4 @@
-"""Public tests for TODO 6 (the forget-bias initialisation).
+"""Public tests for initialisation.py: set_forget_bias (the forget-bias initialisation).
 
 Run them with `python -m pytest exercises/tests/test_initialisation.py`.
 """

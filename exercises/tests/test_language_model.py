@@ -1,4 +1,4 @@
-"""Public tests for TODO 7 (the shifted next-token loss) and TODO 8 (sampling).
+"""Public tests for language_model.py: next_token_loss (the shifted next-token loss) and sample (sampling).
 
 Run them with `python -m pytest exercises/tests/test_language_model.py`.
 
@@ -14,7 +14,7 @@ from torch import nn
 
 from exercises import language_model
 
-# ---------------------------------------------------------------- TODO 7 · next_token_loss
+# ---------------------------------------------------------------- TODO · next_token_loss
 
 # A bigram table: row p is the probability of each next token after token p.
 BIGRAM = torch.tensor(
@@ -126,7 +126,7 @@ def test_a_padded_batch_of_one_row_leaves_out_its_padding_targets():
     assert math.isclose(loss.item(), expected, rel_tol=1e-4), f"expected {expected:.4f}, got {loss.item():.4f}"
 
 
-# ---------------------------------------------------------------- TODO 8 · sample
+# ---------------------------------------------------------------- TODO · sample
 
 
 class ScriptedModel(nn.Module):

@@ -1,4 +1,5 @@
-"""Public tests for TODO 3 (packing), TODO 4 (gather at the final index) and TODO 5 (masked mean).
+"""Public tests for padding.py: encode_packed (packing), gather_final (gather at the final index) and masked_mean
+(masked mean).
 
 Run them with `python -m pytest exercises/tests/test_padding.py`.
 """
@@ -12,6 +13,11 @@ from exercises import padding
 CELLS = {"rnn": nn.RNN, "gru": nn.GRU, "lstm": nn.LSTM}
 LENGTHS = torch.tensor([3, 5, 1, 4])  # unsorted on purpose, and only row 1 is full length
 MAX_LENGTH = 5
+
+
+def lengths() -> torch.Tensor:
+    """LENGTHS as a new tensor for each call: a function that changes its lengths in place spoils no other call."""
+    return LENGTHS.clone()
 
 
 def assert_close(got: torch.Tensor, expected: torch.Tensor) -> None:
@@ -30,14 +36,14 @@ def layer(cell: str) -> nn.Module:
     return CELLS[cell](3, 4, batch_first=True)
 
 
-# ---------------------------------------------------------------- TODO 3 · encode_packed
+# ---------------------------------------------------------------- TODO · encode_packed
 
 
 @pytest.mark.parametrize("cell", sorted(CELLS))
 def test_encode_packed_returns_output_and_final_state_shapes(cell):
     """encode_packed returns output (batch, max_length, hidden) and h_n (batch, hidden) for RNN, GRU and LSTM."""
     with torch.no_grad():
-        output, h_n = padding.encode_packed(layer(cell), padded_batch(), LENGTHS)
+        output, h_n = padding.encode_packed(layer(cell), padded_batch(), lengths())
     assert output.shape == (4, MAX_LENGTH, 4), (
         f"output should be (batch, max_length, hidden) = (4, 5, 4), got {tuple(output.shape)}"
     )
@@ -76,7 +82,7 @@ def test_a_batch_padded_past_its_longest_row_keeps_each_rows_own_final_state(cel
 def test_the_packed_output_is_zero_after_each_rows_length(cell):
     """The unpacked output holds zeros at every step after a row's own length."""
     with torch.no_grad():
-        output, _ = padding.encode_packed(layer(cell), padded_batch(padding_value=7.0), LENGTHS)
+        output, _ = padding.encode_packed(layer(cell), padded_batch(padding_value=7.0), lengths())
     for row, length in enumerate(LENGTHS.tolist()):
         assert torch.all(output[row, length:] == 0), f"row {row} (length {length}) has non-zero output after its end"
 
@@ -87,7 +93,7 @@ def test_the_packed_final_state_of_a_short_row_ignores_the_padding(cell):
     rnn = layer(cell)
     embedded = padded_batch()
     with torch.no_grad():
-        output, h_n = padding.encode_packed(rnn, embedded, LENGTHS)
+        output, h_n = padding.encode_packed(rnn, embedded, lengths())
         for row, length in enumerate(LENGTHS.tolist()):
             alone_output, alone_state = rnn(embedded[row : row + 1, :length])
             alone_h = alone_state[0] if isinstance(alone_state, tuple) else alone_state  # an LSTM gives (h, c)
@@ -99,8 +105,8 @@ def test_the_padding_values_do_not_matter_to_encode_packed():
     """Filling the padding with 0 or with 100 gives the same packed output and final state."""
     rnn = layer("gru")
     with torch.no_grad():
-        output, h_n = padding.encode_packed(rnn, padded_batch(padding_value=0.0), LENGTHS)
-        other_output, other_h_n = padding.encode_packed(rnn, padded_batch(padding_value=100.0), LENGTHS)
+        output, h_n = padding.encode_packed(rnn, padded_batch(padding_value=0.0), lengths())
+        other_output, other_h_n = padding.encode_packed(rnn, padded_batch(padding_value=100.0), lengths())
     assert_close(output, other_output)
     assert_close(h_n, other_h_n)
 
@@ -129,7 +135,7 @@ def test_encode_packed_keeps_the_hidden_axis_for_a_hidden_size_of_one(cell):
     rnn = CELLS[cell](3, 1, batch_first=True)
     embedded = padded_batch(seed=6)
     with torch.no_grad():
-        output, h_n = padding.encode_packed(rnn, embedded, LENGTHS)
+        output, h_n = padding.encode_packed(rnn, embedded, lengths())
         assert h_n.shape == (4, 1), f"h_n should be (batch, hidden) = (4, 1), got {tuple(h_n.shape)}"
         assert output.shape == (4, MAX_LENGTH, 1), f"output should be (4, 5, 1), got {tuple(output.shape)}"
         for row, length in enumerate(LENGTHS.tolist()):
@@ -144,7 +150,7 @@ def test_encode_packed_runs_a_float64_layer_in_float64(cell):
     rnn = layer(cell).double()
     embedded = padded_batch(seed=7).double()
     with torch.no_grad():
-        output, h_n = padding.encode_packed(rnn, embedded, LENGTHS)
+        output, h_n = padding.encode_packed(rnn, embedded, lengths())
         assert (output.dtype, h_n.dtype) == (torch.float64, torch.float64), (
             f"given float64, return float64: got output {output.dtype}, h_n {h_n.dtype}"
         )
@@ -154,7 +160,7 @@ def test_encode_packed_runs_a_float64_layer_in_float64(cell):
             assert_close(h_n[row], alone_h[0, 0])
 
 
-# ---------------------------------------------------------------- TODO 4 · gather_final
+# ---------------------------------------------------------------- TODO · gather_final
 
 
 def test_gather_final_picks_each_rows_last_real_step_on_an_arange():
@@ -169,7 +175,7 @@ def test_gather_final_picks_each_rows_last_real_step_on_an_arange():
 def test_gather_final_returns_batch_by_hidden_of_the_same_dtype():
     """gather_final returns (batch, hidden), with the dtype of the output it was given (float32 or float64)."""
     for dtype in (torch.float32, torch.float64):
-        got = padding.gather_final(torch.randn(4, MAX_LENGTH, 6, dtype=dtype), LENGTHS)
+        got = padding.gather_final(torch.randn(4, MAX_LENGTH, 6, dtype=dtype), lengths())
         assert got.shape == (4, 6), f"expected (batch, hidden) = (4, 6), got {tuple(got.shape)}"
         assert got.dtype == dtype, f"given a {dtype} output, return {dtype}, not {got.dtype}"
 
@@ -205,12 +211,12 @@ def test_gather_final_keeps_the_hidden_axis_for_a_hidden_size_of_one():
 def test_gather_final_matches_the_row_by_row_definition():
     """gather_final(output, lengths)[i] equals output[i, lengths[i] - 1] for every row."""
     output = torch.randn(4, MAX_LENGTH, 3)
-    got = padding.gather_final(output, LENGTHS)
+    got = padding.gather_final(output, lengths())
     for row, length in enumerate(LENGTHS.tolist()):
         assert_close(got[row], output[row, length - 1])
 
 
-# ---------------------------------------------------------------- TODO 5 · masked_mean
+# ---------------------------------------------------------------- TODO · masked_mean
 
 
 def test_masked_mean_ignores_garbage_after_the_lengths():
@@ -223,7 +229,7 @@ def test_masked_mean_ignores_garbage_after_the_lengths():
 def test_masked_mean_returns_batch_by_hidden_of_the_same_dtype():
     """masked_mean returns (batch, hidden), with the dtype of the output it was given (float32 or float64)."""
     for dtype in (torch.float32, torch.float64):
-        got = padding.masked_mean(torch.randn(4, MAX_LENGTH, 6, dtype=dtype), LENGTHS)
+        got = padding.masked_mean(torch.randn(4, MAX_LENGTH, 6, dtype=dtype), lengths())
         assert got.shape == (4, 6), f"expected (batch, hidden) = (4, 6), got {tuple(got.shape)}"
         assert got.dtype == dtype, f"given a {dtype} output, return {dtype}, not {got.dtype}"
 
@@ -238,8 +244,8 @@ def test_masked_mean_does_not_change_when_the_padding_changes():
     """Writing different values after each row's length leaves the masked mean unchanged."""
     output = torch.randn(4, MAX_LENGTH, 3)
     after_the_end = (torch.arange(MAX_LENGTH).unsqueeze(0) >= LENGTHS.unsqueeze(1)).unsqueeze(2)
-    first = padding.masked_mean(output.masked_fill(after_the_end, 0.0), LENGTHS)
-    second = padding.masked_mean(output.masked_fill(after_the_end, -50.0), LENGTHS)
+    first = padding.masked_mean(output.masked_fill(after_the_end, 0.0), lengths())
+    second = padding.masked_mean(output.masked_fill(after_the_end, -50.0), lengths())
     assert_close(first, second)
     for row, length in enumerate(LENGTHS.tolist()):
         assert_close(first[row], output[row, :length].mean(dim=0))
@@ -264,5 +270,5 @@ def test_masked_mean_leaves_the_callers_output_as_it_was():
     """masked_mean returns a new tensor: the output it was given, padding included, is the same after the call."""
     output = torch.randn(4, MAX_LENGTH, 3)
     given = output.clone()
-    padding.masked_mean(output, LENGTHS)
+    padding.masked_mean(output, lengths())
     assert torch.equal(output, given), "masked_mean changed the output it was given: use masked_fill, not masked_fill_"

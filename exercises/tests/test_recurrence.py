@@ -1,4 +1,4 @@
-"""Public tests for TODO 1 (the recurrence loop) and TODO 2 (one LSTM step).
+"""Public tests for recurrence.py: rnn_forward (the recurrence loop) and lstm_step (one LSTM step).
 
 Run them with `python -m pytest exercises/tests/test_recurrence.py`.
 """
@@ -36,7 +36,7 @@ def rnn_layer_with(weights: dict[str, torch.Tensor]) -> nn.RNN:
     return layer
 
 
-# ---------------------------------------------------------------- TODO 1 · rnn_forward
+# ---------------------------------------------------------------- TODO · rnn_forward
 
 
 def test_it_returns_output_and_final_state_shapes():
@@ -215,7 +215,7 @@ def test_it_takes_an_input_size_and_a_hidden_size_of_one():
     assert_close(h_n, expected_h_n)
 
 
-# ---------------------------------------------------------------- TODO 2 · lstm_step
+# ---------------------------------------------------------------- TODO · lstm_step
 
 
 def lstm_cell_weights(input_size: int, hidden: int, seed: int = 0) -> dict[str, torch.Tensor]:

@@ -53,7 +53,7 @@ def test_it_withholds_every_line_of_the_reference_whatever_its_layout(scrubber):
 
 
 def test_it_withholds_the_hidden_suites_and_checks(scrubber):
-    suite = (SUITES / "test_rnn_forward.py").read_text()
+    suite = (SUITES / "test_items.py").read_text()
     check = (CHECKS / "recurrence.py").read_text()
     for text in (suite, check):
         long_lines = [line for line in text.splitlines() if len(squeeze(line)) >= 40]

@@ -2,25 +2,30 @@
 
 `mistakes/<ID>_<name>.py` is the function a student writes with mistake <ID> of the catalogue
 (shared/misconceptions.md), as it stands after the reference module it replaces: the submission
-is that module with the file appended, so only that function is wrong. `correct/<name>.py` is a module
-whose functions are all correct but written differently from the reference. `losses/<name>.py` is,
+is that module with the file appended, so only that function is wrong. `correct/<function>_<name>.py`
+is one function, correct but written differently from the reference, appended the same way: a new
+function of the week gets files of its own and leaves its siblings' files alone. `losses/<name>.py` is,
 like a file of mistakes/, one function appended after the reference module, holding a mistake that must
 cost exactly the items its header declares (`loses:`) and name exactly the ids it declares (`names:`,
 none when left out): validation that refuses a legal input, a mistake the catalogue does not name. The
-first line of each file says which module it replaces (and, for a mistake, which function holds it and
-which id it is; for a loss, which function, which of its aspects lose points and which ids are named).
+first line of each file says which module it replaces and which function it holds (and, for a mistake,
+which id it is; for a loss, which of its aspects lose points and which ids are named).
 
 Each file is graded once per session, as the reference with its module replaced and with `--only`
-the functions of that module (for a mistake, less the trainings it cannot change: see
-`Entry.graded`); every test below reads the same results, those of the file's own functions. The
-modules of the week import nothing of one another, so files of different modules share a grading
-(a `Sitting`: one file per module, each module the reference's or one file's) and pay for one
-worker and one run of the hidden suites between them; a file that imports another exercise module
-(a classifier reusing the student's padding.py) sits only where that module is the reference's.
-The same submissions also run through the released public tests (all of them in one interpreter):
-a push and the grade must agree on every function, and the public tests name the mistakes they see.
+its own function (for a mistake or a loss, with the module's other functions but the trainings it
+cannot change: see `Entry.graded`); every test below reads the same results, those of the functions
+the file is graded on. Correct files of one module that hold different functions are packed into one
+submission (the reference module, each of them appended), so the module is graded once for all of
+them. The modules of the week import nothing of one another, so files of different modules share a
+grading (a `Sitting`: one submission per module, each module the reference's, one file's or one
+pack's) and pay for one worker and one run of the hidden suites between them; a file that imports
+another exercise module (a classifier reusing the student's padding.py) sits only where that module
+is the reference's. The same files also run through the released public tests, each alone after the
+reference (all of them in one interpreter): a push and the grade must agree on every function, and
+the public tests name the mistakes they see.
 """
 
+import ast
 import contextlib
 import json
 import multiprocessing
@@ -47,7 +52,7 @@ from autograder.sandbox import zygote
 
 CORPUS = Path(__file__).resolve().parent
 MISTAKE_HEADER = re.compile(r"# module: (\w+)  function: (\w+)  mistake: (\w+(?:\+\w+)*)")  # "C2+C3+C4": at once
-CORRECT_HEADER = re.compile(r"# module: (\w+)  functions: ([\w,]+)")
+CORRECT_HEADER = re.compile(r"# module: (\w+)  function: (\w+)")
 LOSSES_HEADER = re.compile(r"# module: (\w+)  function: (\w+)  loses: (\w+(?:,\w+)*)(?:  names: (\w+(?:\+\w+)*))?")
 NAMED = re.compile(r"\[([A-Z]\d)\]")  # a catalogue id leading a feedback
 NAMED_ANYWHERE = re.compile(r"(?:^|: |\n)\[([A-Z]\d)\] ")  # every catalogue id a message names
@@ -76,7 +81,7 @@ SOLUTION_LINES = sorted(
 class Kind(Enum):
     """Which folder of the corpus a file is in: what it is, and so what its tests expect of it."""
 
-    CORRECT = "correct"  # a whole module, every function right: full marks
+    CORRECT = "correct"  # one function, right but written otherwise, after the reference module: full marks
     MISTAKE = "mistakes"  # one function with a catalogued mistake, after the reference module: the mistake named
     LOSS = "losses"  # one function, after the reference module: exactly the declared items lost, the declared ids named
 
@@ -87,7 +92,7 @@ class Entry:
 
     path: Path
     module: str
-    functions: tuple[str, ...]  # the functions its header names
+    functions: tuple[str, ...]  # the function its header names
     mistake: str | None = None  # the catalogue ids it must name, "+"-joined: a mistakes/ id ("K3+S5"), a loss's names
     kind: Kind = Kind.CORRECT
     loses: tuple[str, ...] = ()  # a file of losses/: the aspects of its function that lose points, no other
@@ -98,32 +103,51 @@ class Entry:
         return [] if self.mistake is None else self.mistake.split("+")
 
     @property
-    def appended(self) -> bool:
-        """Whether the file is one function written after the reference module (mistakes/, losses/)."""
-        return self.kind is not Kind.CORRECT
-
-    @property
     def name(self) -> str:
         return self.path.stem
 
     @property
+    def text(self) -> str:
+        """The file as written: only what differs from the reference module."""
+        return self.path.read_text(encoding="utf-8")
+
+    @property
     def source(self) -> str:
-        """The module as submitted: a file of mistakes/ or losses/ holds only what differs, after the reference."""
-        text = self.path.read_text(encoding="utf-8")
-        return appended_to(self.module, text) if self.appended else text
+        """The module with this file alone appended: the reference's, but for the file's function."""
+        return appended_to(self.module, self.text)
 
     @property
     def graded(self) -> tuple[str, ...]:
-        """What `--only` grades: every function of the module, the correct ones included.
+        """What `--only` grades for this file, and so the items that are its own.
 
-        A file of mistakes/ leaves out a function with threshold items that it does not change: those
-        items train that function alone, which is the reference's there (the reference's own grading
-        shows them full), and a classifier's trainings are most of a grading's time.
+        A correct file is graded on its function alone: the files packed beside it are graded on theirs.
+        A file of mistakes/ or losses/ is graded with the module's correct functions (they must keep full
+        marks) but those with threshold items that it does not change: those items train that function
+        alone, which is the reference's there (the reference's own grading shows them full), and a
+        classifier's trainings are most of a grading's time.
         """
+        if self.kind is Kind.CORRECT:
+            return self.functions
         functions = MODULE_FUNCTIONS.get(self.module, ())
-        if not self.appended:
-            return functions
         return tuple(function for function in functions if function in self.functions or function not in TRAINED)
+
+    @property
+    def definitions(self) -> dict[str, str]:
+        """Each name the file binds at its top level (its function, an import, a helper) -> that statement."""
+        found = {}
+        for statement in ast.parse(self.text).body:
+            for name in bound_names(statement):
+                found[name] = ast.unparse(statement)
+        return found
+
+    def packs_with(self, other: "Entry") -> bool:
+        """Whether the two files can be appended to one submission of their module, each still graded as itself:
+        two correct files of different functions that bind no name two ways (a helper of each, called alike)."""
+        both_correct = self.kind is Kind.CORRECT and other.kind is Kind.CORRECT
+        if not both_correct or set(self.functions) & set(other.functions):
+            return False
+        mine, theirs = self.definitions, other.definitions
+        return all(mine[name] == theirs[name] for name in mine.keys() & theirs.keys())
 
     @property
     def imports(self) -> frozenset[str]:
@@ -131,24 +155,43 @@ class Entry:
         return frozenset(IMPORTED.findall(self.source)) - {self.module}
 
 
+def bound_names(statement: ast.stmt) -> list[str]:
+    """The names a top-level statement binds: a definition's, an import's, an assignment's targets."""
+    if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        return [statement.name]
+    if isinstance(statement, (ast.Import, ast.ImportFrom)):
+        return [alias.asname or alias.name.split(".")[0] for alias in statement.names]
+    targets = statement.targets if isinstance(statement, ast.Assign) else [getattr(statement, "target", None)]
+    return [
+        node.id for target in targets if target is not None for node in ast.walk(target) if isinstance(node, ast.Name)
+    ]
+
+
 @dataclass
 class Sitting:
-    """Corpus files graded together: at most one per module, and none beside a file of a module it imports."""
+    """Corpus files graded together: one submission per module (one file, or correct files that pack together),
+    and none beside a file of a module it imports."""
 
     entries: list[Entry] = field(default_factory=list)
 
     def admits(self, entry: Entry) -> bool:
         modules = {other.module for other in self.entries}
         imported = {module for other in self.entries for module in other.imports}
-        return entry.module not in modules | imported and not entry.imports & modules
+        if entry.module in imported or entry.imports & modules:
+            return False
+        return all(entry.packs_with(other) for other in self.entries if other.module == entry.module)
 
     @property
     def edits(self) -> dict[str, str]:
-        return {entry.module: entry.source for entry in self.entries}
+        """Module -> its source: the reference module with each of the sitting's files of it appended."""
+        texts: dict[str, list[str]] = {}
+        for entry in self.entries:
+            texts.setdefault(entry.module, []).append(entry.text)
+        return {module: appended_to(module, "\n\n".join(files)) for module, files in texts.items()}
 
     @property
     def only(self) -> list[str]:
-        return [function for entry in self.entries for function in entry.graded]
+        return list(dict.fromkeys(function for entry in self.entries for function in entry.graded))
 
 
 def sittings(entries: list[Entry]) -> list[Sitting]:
@@ -183,8 +226,8 @@ def _entry(path: Path) -> Entry:
         return Entry(path, match[1], (match[2],), match[4], Kind.LOSS, tuple(match[3].split(",")))
     match = CORRECT_HEADER.fullmatch(header)
     if match is None:
-        raise ValueError(f"{path}: first line must be '# module: M  functions: f,g', got {header!r}")
-    return Entry(path, match[1], tuple(match[2].split(",")))
+        raise ValueError(f"{path}: first line must be '# module: M  function: F', got {header!r}")
+    return Entry(path, match[1], (match[2],))
 
 
 MISTAKES = [_entry(path) for path in sorted((CORPUS / "mistakes").glob("*.py"))]
@@ -281,6 +324,8 @@ def test_each_corpus_file_declares_a_real_module_and_mistake(entry):
         assert entry.functions[0] in CATALOGUE[mistake].functions
     if entry.kind is Kind.MISTAKE:
         assert entry.name.startswith(f"{entry.mistake}_")
+    if entry.kind is Kind.CORRECT:
+        assert entry.name.startswith(f"{entry.functions[0]}_"), f"{entry.path.name}: name it <function>_<name>.py"
     unknown = sorted(set(entry.loses) - ASPECTS.get(entry.functions[0], set()))
     assert unknown == [], f"{entry.path.name}: {entry.functions[0]} has no item {', '.join(unknown)}"
 
@@ -290,7 +335,7 @@ def test_a_loss_header_declares_its_lost_aspects_and_the_ids_it_names(tmp_path):
     path = tmp_path / "losses" / "refuses.py"
     path.write_text("# module: recurrence  function: rnn_forward  loses: legal_inputs,output  names: R8+R1\n")
     assert _entry(path) == Entry(path, "recurrence", ("rnn_forward",), "R8+R1", Kind.LOSS, ("legal_inputs", "output"))
-    assert _entry(path).ids == ["R8", "R1"] and _entry(path).appended
+    assert _entry(path).ids == ["R8", "R1"]
     path.write_text("# module: recurrence  function: rnn_forward  loses: legal_inputs\n")
     assert _entry(path).ids == [] and _entry(path).loses == ("legal_inputs",)
     path.write_text("# module: recurrence  function: rnn_forward  mistake: R8\n")
@@ -298,20 +343,69 @@ def test_a_loss_header_declares_its_lost_aspects_and_the_ids_it_names(tmp_path):
         _entry(path)
 
 
-def test_no_sitting_holds_two_files_of_one_module_or_a_file_beside_a_module_it_imports():
+def test_a_sitting_holds_one_submission_per_module_and_no_file_beside_a_module_it_imports():
+    """A module's submission is one file, or correct files that pack together."""
     found = sittings(sorted(EVERYTHING, key=slowest_first))
     assert sorted(entry.name for sitting in found for entry in sitting.entries) == sorted(e.name for e in EVERYTHING)
     for sitting in found:
-        modules = [entry.module for entry in sitting.entries]
-        assert len(modules) == len(set(modules)), [entry.name for entry in sitting.entries]
+        modules = {entry.module for entry in sitting.entries}
         for entry in sitting.entries:
-            assert not entry.imports & set(modules), f"{entry.name} imports {sorted(entry.imports)}, graded beside it"
+            others = [other for other in sitting.entries if other.module == entry.module and other is not entry]
+            assert all(entry.packs_with(other) for other in others), [entry.name for entry in sitting.entries]
+            assert not entry.imports & modules, f"{entry.name} imports {sorted(entry.imports)}, graded beside it"
     assert len(found) < len(EVERYTHING) / 2  # the point of sittings: far fewer gradings than files
+
+
+def test_a_modules_correct_files_take_as_many_submissions_as_its_function_with_the_most_files():
+    """Packing: a new function's correct files join its siblings' submissions instead of adding gradings."""
+    found = sittings(sorted(CORRECT, key=slowest_first))
+    for module in MODULE_FUNCTIONS:
+        files = [
+            [entry for entry in CORRECT if entry.module == module and function in entry.functions]
+            for function in MODULE_FUNCTIONS[module]
+        ]
+        submissions = [sitting for sitting in found if module in sitting.edits]
+        assert len(submissions) == max(map(len, files)), f"{module}: {[len(each) for each in files]} files"
+
+
+def recurrence_file(folder: Path, name: str, text: str = "", kind: Kind = Kind.CORRECT) -> Entry:
+    """A corpus file of recurrence.py, its function the start of its name ("rnn_forward_b" holds rnn_forward)."""
+    function = next(function for function in MODULE_FUNCTIONS["recurrence"] if name.startswith(function))
+    (folder / f"{name}.py").write_text(f"# module: recurrence  function: {function}\n{text}", encoding="utf-8")
+    return Entry(folder / f"{name}.py", "recurrence", (function,), kind=kind)
+
+
+def test_correct_files_of_one_module_pack_into_one_submission_when_they_hold_different_functions(tmp_path):
+    loop, step = (recurrence_file(tmp_path, name, "import torch\n") for name in ("rnn_forward_a", "lstm_step_a"))
+    (one,) = sittings([loop, step])
+    assert one.only == ["rnn_forward", "lstm_step"]
+    assert one.edits == {"recurrence": appended_to("recurrence", loop.text + "\n\n" + step.text)}
+    apart = [
+        recurrence_file(tmp_path, "rnn_forward_b"),  # the same function as loop's
+        recurrence_file(tmp_path, "lstm_step_mistake", kind=Kind.MISTAKE),  # a mistake is graded alone
+    ]
+    assert [[e.name for e in sitting.entries] for sitting in sittings([loop, *apart])] == [
+        ["rnn_forward_a"],
+        ["rnn_forward_b"],
+        ["lstm_step_mistake"],
+    ]
+
+
+def test_correct_files_that_bind_a_name_two_ways_are_not_packed_together(tmp_path):
+    """Appended one after the other, the last binding would serve both files' functions."""
+    step = recurrence_file(tmp_path, "lstm_step_helper", "def _gate(x):\n    return x\n")
+    other = recurrence_file(tmp_path, "rnn_forward_other", "def _gate(x):\n    return -x\n")
+    same = recurrence_file(tmp_path, "rnn_forward_same", "def _gate(x):\n    return x\n")
+    assert not step.packs_with(other) and step.packs_with(same)
+    assert [[e.name for e in sitting.entries] for sitting in sittings([step, other, same])] == [
+        ["lstm_step_helper", "rnn_forward_same"],
+        ["rnn_forward_other"],
+    ]
 
 
 def test_a_file_that_imports_another_exercise_module_sits_only_where_that_module_is_the_references(tmp_path):
     def entry(name: str, module: str, text: str = "") -> Entry:
-        (tmp_path / f"{name}.py").write_text(f"# module: {module}  functions: f\n{text}", encoding="utf-8")
+        (tmp_path / f"{name}.py").write_text(f"# module: {module}  function: f\n{text}", encoding="utf-8")
         return Entry(tmp_path / f"{name}.py", module, ("f",))
 
     reuse = entry("reuse", "classifier", "from exercises.padding import gather_final\n")
@@ -355,10 +449,10 @@ def test_it_gives_full_marks_to_a_correct_variant(entry, graded):
     result = graded(entry)
     assert {item.function for item in result.items} == set(entry.graded)
     lost = [item for item in result.items if item.score < item.max_score]
-    assert lost == [], f"a correct {entry.module}.py lost points:\n\n{shown(lost)}"
+    assert lost == [], f"{entry.name}: a correct {entry.functions[0]} lost points:\n\n{shown(lost)}"
 
 
-@pytest.mark.parametrize("entry", cases(MISTAKES + LOSSES))  # a correct module fails nothing: no feedback to read
+@pytest.mark.parametrize("entry", cases(MISTAKES + LOSSES))  # a correct file fails nothing: no feedback to read
 def test_its_feedback_reads_well(entry, graded):
     failed = [item for item in graded(entry).items if item.status != "passed"]
     assert failed, f"{entry.path.name}: every item passed, so there is no feedback to read"
@@ -395,13 +489,13 @@ PublicRun = dict[str, list[str]]  # "test_padding::test_x[params]" -> [outcome, 
 
 
 def public_job(entry: Entry) -> dict:
-    """The public tests a corpus file is run through: its mistaken function's, or its whole module's."""
+    """The public tests a corpus file is run through: its function's, the file alone after the reference."""
     modules = {path.stem: path.read_text(encoding="utf-8") for path in SOLUTIONS.glob("*.py")}
     modules[entry.module] = entry.source
     tests = [
         f"{test.replace('::', '.py::')}"
         for test, function in PUBLIC_FUNCTION.items()
-        if test.startswith(f"test_{entry.module}::") and (not entry.appended or function in entry.functions)
+        if test.startswith(f"test_{entry.module}::") and function in entry.functions
     ]
     return {"name": entry.name, "modules": modules, "tests": tests}
 

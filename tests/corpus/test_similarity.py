@@ -1,13 +1,16 @@
 """The similarity corpus: copies disguised every way a copier does rank above every pair of independent students.
 
 The roster is tests/corpus/similarity/roster.toml's (built by tests/helpers/similarity_corpus.py):
-independent students from the correct variants of tests/corpus/correct/ and modules written for it,
+independent students from the correct functions of tests/corpus/correct/ (each student's module the stub
+with the files the roster lists for it after it, so a new file there moves no student) and modules written for it,
 copies of them each disguised one way (renaming, reformatting, reordering, dead code, for <-> while,
 comprehension <-> loop, helpers extracted or inlined, a copy of only some functions, all at once), a copy of the
 reference, and an untouched fork. Comparing is pure data work: the whole roster takes seconds.
 """
 
+import re
 import shutil
+from pathlib import Path
 
 import pytest
 from similarity_attacks import long_line
@@ -21,6 +24,8 @@ STUDENTS = {student.name: student for student in students()}
 COPIES = {frozenset((s.name, source)) for s in STUDENTS.values() for source in s.copies if source != "solutions"}
 COPIERS = sorted(s.name for s in STUDENTS.values() if s.copies and s.copies != ("solutions",))
 INDEPENDENT = sorted(s.name for s in STUDENTS.values() if not s.copies)
+FUNCTION_FILES = [path for s in STUDENTS.values() for files in s.function_files.values() for path in files]
+HEADER = re.compile(r"# module: (\w+)  function: (\w+)\n")
 
 
 @pytest.fixture(scope="module")
@@ -123,3 +128,23 @@ def test_a_long_line_outside_ascii_changes_no_pair_and_its_cut_is_reported(with_
     (cut,) = other.cut
     assert (cut.author, cut.function) == ("mallory", "padding.gather_final") and cut.compared < cut.length
     assert other.cut == ascii.cut and "'é'" in other.authors["mallory"].functions[cut.function]
+
+
+def test_each_function_file_of_a_student_is_listed_once_and_holds_the_module_the_student_has_it_in():
+    assert len(FUNCTION_FILES) == len(set(FUNCTION_FILES)) >= 20
+    for student in STUDENTS.values():
+        for module, files in student.function_files.items():
+            for path in files:
+                assert HEADER.match(path.read_text(encoding="utf-8"))[1] == module, (student.name, path.name)
+
+
+@pytest.mark.parametrize("path", FUNCTION_FILES, ids=lambda path: path.stem)
+def test_a_function_file_is_compared_as_its_own_code_never_the_stubs(found, path: Path):
+    """The stub's own definition comes first in the module: the comparison reads the last, the student's."""
+    text = path.read_text(encoding="utf-8")
+    module, function = HEADER.match(text).groups()
+    (student,) = [s.name for s in STUDENTS.values() if path in s.function_files.get(module, ())]
+    shown = found.authors[student].functions
+    # the key of a method is the class's and its own: "classifier.SequenceClassifier.forward"
+    (key,) = [key for key in shown if key.split(".")[:2] == [module, function]]
+    assert shown[key] in text

@@ -6,6 +6,8 @@ loads it, and run on the stubs this project installs as `exercises` (or on a stu
 
 import importlib
 import importlib.util
+import sys
+import types
 
 import pytest
 import torch
@@ -44,11 +46,11 @@ def test_it_notes_nothing_the_block_does_not_call_nor_a_function_of_the_tested_m
 
 def test_it_blames_only_a_helper_the_test_called_and_that_fails_its_own_tests(monkeypatch):
     failing = {"padding.masked_mean": "test_masked_mean_x: it returned float64"}
-    monkeypatch.setattr(conftest, "own_failure", lambda target, number: failing.get(target))
+    monkeypatch.setattr(conftest, "own_failure", lambda target: failing.get(target))
     assert conftest.wrong_helpers(set()) == []  # wrong, but not called: a pooling by the last state, say
     assert conftest.wrong_helpers({"padding.gather_final"}) == []  # called, but right by its own tests
     assert conftest.wrong_helpers({"padding.masked_mean", "padding.gather_final"}) == [
-        "masked_mean (TODO 5) is wrong: test_masked_mean_x: it returned float64; fix it first, this test uses it"
+        "masked_mean (padding.py) is wrong: test_masked_mean_x: it returned float64; fix it first, this test uses it"
     ]
 
 
@@ -108,3 +110,32 @@ def test_it_explains_nothing_of_an_exception_whose_message_cannot_be_read(releas
             raise ValueError("no message")
 
     assert conftest.explained(Unreadable("mat1 and mat2 shapes cannot be multiplied (3x4 and 5x4)")) == []
+
+
+# -- what a run costs: torch's machinery that no public test needs is left unimported ---------------------------
+def test_its_comparisons_ask_torch_about_dtensors_only_once_their_module_is_imported(monkeypatch):
+    comparison = sys.modules["torch.testing._comparison"]
+    asked = []
+    monkeypatch.setattr(comparison, "_unwrap_dtensor_for_comparison", lambda a, b: (asked.append((a, b)), (a, b))[1])
+    conftest._compare_without_importing_dtensor()
+    monkeypatch.delitem(sys.modules, "torch.distributed.tensor", raising=False)
+    with pytest.raises(AssertionError, match="Tensor-likes are not close"):  # torch's comparison, torch's words
+        torch.testing.assert_close(torch.zeros(2), torch.ones(2))
+    assert asked == [] and "torch.distributed.tensor" not in sys.modules
+    monkeypatch.setitem(sys.modules, "torch.distributed.tensor", types.ModuleType("torch.distributed.tensor"))
+    torch.testing.assert_close(torch.zeros(2), torch.zeros(2))
+    assert len(asked) == 1  # a DTensor may exist now: torch's own check
+
+
+def test_its_optimizers_step_with_the_training_checks_stand_in_for_torch_dynamo_where_the_release_ships_it(
+    monkeypatch,
+):
+    installed = []
+    check = types.ModuleType("exercises.check_training")
+    check.dynamo = types.SimpleNamespace(install=lambda: installed.append(True))
+    monkeypatch.setitem(sys.modules, "exercises.check_training", check)
+    conftest._train_without_importing_dynamo()
+    assert installed == [True]
+    monkeypatch.setitem(sys.modules, "exercises.check_training", None)  # no training check: the real torch._dynamo
+    conftest._train_without_importing_dynamo()
+    assert installed == [True]

@@ -208,7 +208,7 @@ def test_a_failing_test_says_first_that_another_todos_function_it_called_fails_i
     mean = [case for case in classifier if "mean" in case.name]
     assert mean, "no mean-pooling test of the classifier failed with a float64 masked_mean"
     for case in mean:
-        assert "masked_mean (TODO 5) is wrong: test_masked_mean_" in case.message, case.message  # its own test
+        assert "masked_mean (padding.py) is wrong: test_masked_mean_" in case.message, case.message  # its own test
         assert "float64" in case.message and "; fix it first, this test uses it" in case.message, case.message
     last = [case for case in classifier if "mean" not in case.name]
     assert last, "no last-pooling test of the classifier failed with the last step of the padding"

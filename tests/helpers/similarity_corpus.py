@@ -1,4 +1,4 @@
-"""The similarity corpus as a roster on disk: each student's exercises/, the stubs with their modules replaced."""
+"""The similarity corpus as a roster on disk: each student's exercises/, the stubs with their modules written over."""
 
 import shutil
 import tomllib
@@ -15,9 +15,27 @@ class Student:
     """One student of the corpus: their module files, and whom they copy."""
 
     name: str
-    modules: dict[str, Path]
+    modules: dict[str, Path | tuple[Path, ...]]  # a whole module, or files of one function each (correct/'s)
     copies: tuple[str, ...]  # whom it copies (none: independent; "solutions": the reference)
     disguise: str
+
+    @property
+    def function_files(self) -> dict[str, tuple[Path, ...]]:
+        """Module -> its files of one function each, for the modules written that way."""
+        return {module: files for module, files in self.modules.items() if isinstance(files, tuple)}
+
+    def source(self, module: str, exercises: Path) -> str:
+        """The module as the student's fork holds it: the whole file, or the stub with each function's file after it
+        (the last definition is the one Python and the comparison keep)."""
+        files = self.modules[module]
+        if isinstance(files, Path):
+            return files.read_text(encoding="utf-8")
+        texts = [(exercises / f"{module}.py").read_text(encoding="utf-8")]
+        return "\n\n".join(texts + [path.read_text(encoding="utf-8") for path in files])
+
+
+def _files(entry: str | list[str]) -> Path | tuple[Path, ...]:
+    return CORPUS / entry if isinstance(entry, str) else tuple(CORPUS / path for path in entry)
 
 
 def students() -> list[Student]:
@@ -25,7 +43,7 @@ def students() -> list[Student]:
     return [
         Student(
             name,
-            {module: CORPUS / entry[module] for module in MODULES if module in entry},
+            {module: _files(entry[module]) for module in MODULES if module in entry},
             tuple([entry["copies"]] if isinstance(entry.get("copies"), str) else entry.get("copies", [])),
             entry.get("disguise", ""),
         )
@@ -38,6 +56,6 @@ def write_roster(target: Path, exercises: Path, chosen: list[Student] | None = N
     for student in students() if chosen is None else chosen:
         folder = target / student.name / "exercises"
         shutil.copytree(exercises, folder, ignore=shutil.ignore_patterns("tests", "__pycache__"))
-        for module, path in student.modules.items():
-            shutil.copy(path, folder / f"{module}.py")
+        for module in student.modules:
+            (folder / f"{module}.py").write_text(student.source(module, exercises), encoding="utf-8")
     return target

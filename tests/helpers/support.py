@@ -11,7 +11,6 @@ from pathlib import Path
 from autograder import rubric
 from autograder.grading.grade import grade as grade_submission
 from autograder.grading.results import GradingResult
-from autograder.locations import RUBRIC
 
 ROOT = Path(__file__).resolve().parents[2]
 SOLUTIONS = ROOT / "solutions"
@@ -72,7 +71,7 @@ def rubric_file(path: Path, sections: str = "", points: Callable[[str, str], flo
     """A course section's own rubric: the grader's rubric.toml, its items' points set by `points(function,
     aspect)` when given, then `sections` (its [late], its [credit]). Tests read the values back from it."""
     lines, table, total = [], "", 0.0
-    for line in RUBRIC.read_text(encoding="utf-8").splitlines():
+    for line in rubric.load().text.splitlines():
         header = re.match(r"\[points\.(\w+)\]", line)
         table = header[1] if header else ("" if line.startswith("[") else table)
         item = re.match(r"(\w+) = [0-9.]+(.*)", line)

@@ -141,7 +141,8 @@ def test_it_leaves_a_known_mistake_to_the_items_that_charge_it_and_charges_the_r
     text = feedback(padding.check_gather_final_legal_inputs, student(padding__gather_final=gather_from_step_one))
     assert "gather_final, on a legal input (rows of length 1, output (3, 4, 5)" in text, text
     assert re.findall(r"^\[([A-Z]\d)\]", text, re.MULTILINE) == ["G2"], text
-    padding.check_gather_final_legal_inputs(student(padding__gather_final=variants.GATHER_FINAL["G1"]))  # values' own
+    last_step = variants.of("gather_final")["G1"]  # the values' own
+    padding.check_gather_final_legal_inputs(student(padding__gather_final=last_step))
     submission = student(padding__gather_final=first_step)
     feedback(padding.check_gather_final_values, submission)
     text = feedback(padding.check_gather_final_legal_inputs, submission)
@@ -537,7 +538,7 @@ def test_it_names_the_classifiers_own_mistake_and_the_other_todos_when_both_are_
 
 
 def test_it_says_nothing_of_the_other_todos_when_they_are_right_or_forward_does_not_call_them():
-    forward = variants.CLASSIFIER_FORWARD["C4"]  # pools by itself: masked_mean is never called
+    forward = variants.of("SequenceClassifier")["C4"]  # pools by itself: masked_mean is never called
     for helper in ({}, {"padding__masked_mean": masked_mean_in_float64}):
         submission = student(classifier__SequenceClassifier__forward=forward, **helper)
         text = feedback(classifier.check_SequenceClassifier_padded_batch, submission)
@@ -699,7 +700,7 @@ def test_it_names_a_mistake_of_the_cases_that_run_beside_an_exception_of_another
         output, _ = self.rnn(self.embedding(tokens))
         if self.pooling == "mean":  # (batch, hidden) / (batch,): raises unless the batch is as large as hidden
             return self.head(output.sum(dim=1) / lengths)
-        return variants.CLASSIFIER_FORWARD["C2"](self, tokens, lengths)
+        return variants.of("SequenceClassifier")["C2"](self, tokens, lengths)
 
     text = feedback(
         classifier.check_SequenceClassifier_padded_batch, student(classifier__SequenceClassifier__forward=forward)

@@ -56,6 +56,10 @@ def result_cut_off_from_autograd() -> None:
     torch.tensor(torch.randn(3, requires_grad=True).sum().item(), requires_grad=False).backward()
 
 
+def a_model_without_the_lessons_head() -> int:
+    return torch.nn.Sequential(torch.nn.Embedding(6, 4), torch.nn.Linear(4, 6)).head.out_features
+
+
 RAISING: dict[Callable[[], None], str] = {
     in_place_change_autograd_needs: "in-place change autograd needs",
     in_place_change_of_a_parameter: "in-place change of a leaf that requires grad",
@@ -68,6 +72,7 @@ RAISING: dict[Callable[[], None], str] = {
     batch_and_time_swapped: "shapes of an elementwise operation",
     numpy_of_a_tensor_in_the_graph: "NumPy inside autograd",
     result_cut_off_from_autograd: "result cut off from autograd",
+    a_model_without_the_lessons_head: "attribute the object does not have",
 }
 
 
@@ -92,6 +97,9 @@ def test_it_names_the_operation_whose_output_was_changed_and_the_sizes_that_do_n
         message_of(weight_not_transposed)
     )
     assert "dimension 1 has 3 and 2" in errors.explain(message_of(batch_and_time_swapped))
+    assert "your code reads .head, which this object lacks" in errors.explain(
+        message_of(a_model_without_the_lessons_head)
+    )
 
 
 def test_it_explains_no_message_of_the_students_own_nor_pythons():

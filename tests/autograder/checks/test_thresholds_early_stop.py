@@ -180,7 +180,7 @@ def test_it_lists_every_student_of_each_task_mistakes_variants_and_corpus():
     found = calibrate.students("classifier")
     assert {"reference", "first step", "variant C5"} <= set(found)
     assert any(label.startswith("corpus mistakes/C2") for label in found)
-    assert any(label.startswith("corpus correct/classifier") for label in found)
+    assert any(label.startswith("corpus correct/SequenceClassifier_") for label in found)
     assert not any("S1" in label for label in found), "the pattern's loss does not bear on the classifier"
 
 

@@ -7,7 +7,6 @@ the release untouched, and the source with one catalogue mistake. Each student i
 a copy of the course made after generate_assignment, so the three run at once.
 """
 
-import ast
 import re
 import shutil
 import subprocess
@@ -22,9 +21,9 @@ from nbformat.notebooknode import NotebookNode
 from support import code_without_docstrings
 from traitlets.config.loader import PyFileConfigLoader
 
-from autograder import cli, rubric, stubs
+from autograder import cli, rubric, stubs, todos
 from autograder.checks.compare import CheckFailure
-from autograder.locations import SOLUTIONS, SUITES
+from autograder.locations import SOLUTIONS
 from autograder.notebook_feedback import Feedback, feedback
 from autograder.release import nbgrader_course
 
@@ -52,7 +51,7 @@ cell_id = nbgrader_course.grade_cell_id
 
 
 def read_all(folder: Path) -> dict[str, NotebookNode]:
-    return {module: nbformat.read(folder / f"{module}.ipynb", as_version=4) for module in nbgrader_course.MODULES}
+    return {module: nbformat.read(folder / f"{module}.ipynb", as_version=4) for module in stubs.MODULES}
 
 
 def todo_of(item: rubric.Item) -> stubs.Todo:
@@ -61,16 +60,8 @@ def todo_of(item: rubric.Item) -> stubs.Todo:
 
 def suite_call(item: rubric.Item) -> tuple[str, str]:
     """(checks module, check function) that the hidden suite's test of `item` calls."""
-    tree = ast.parse((SUITES / f"test_{item.function}.py").read_text())
-    modules = {
-        alias.asname or alias.name: alias.name
-        for node in tree.body
-        if isinstance(node, ast.ImportFrom) and node.module == "autograder.checks"
-        for alias in node.names
-    }
-    test = next(node for node in tree.body if isinstance(node, ast.FunctionDef) and node.name == f"test_{item.aspect}")
-    call = next(node for node in ast.walk(test) if isinstance(node, ast.Attribute) and node.attr.startswith("check_"))
-    return modules[call.value.id], call.attr
+    check = todos.check(item.function, item.aspect)
+    return check.__module__.rpartition(".")[2], check.__name__
 
 
 # -- the generated course, without nbgrader ---------------------------------------------------
@@ -83,9 +74,7 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def test_it_writes_the_config_and_one_valid_notebook_per_exercise_module(built):
     assert (built / "nbgrader_config.py").is_file()
-    assert sorted(path.stem for path in (built / "source" / ASSIGNMENT).glob("*.ipynb")) == sorted(
-        nbgrader_course.MODULES
-    )
+    assert sorted(path.stem for path in (built / "source" / ASSIGNMENT).glob("*.ipynb")) == sorted(stubs.MODULES)
     for notebook in read_all(built / "source" / ASSIGNMENT).values():
         nbformat.validate(notebook)
         assert cells(notebook, grade_id="setup", locked=True, grade=False)
@@ -131,7 +120,7 @@ def test_it_puts_each_todo_in_one_answer_cell_with_its_region_and_the_stub_that_
 
 def test_it_fills_the_answer_cells_with_the_definitions_written_in_a_module_file(tmp_path):
     grading = rubric.load()
-    for module in nbgrader_course.MODULES:
+    for module in stubs.MODULES:
         todos = [todo for todo in stubs.todos() if todo.module == module]
         answers = {todo.number: f"    # answer {todo.number}" for todo in todos}
         source = (SOLUTIONS / f"{module}.py").read_text()

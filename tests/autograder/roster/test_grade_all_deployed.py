@@ -21,7 +21,7 @@ pytestmark = pytest.mark.deployed
 
 ONLY = "gather_final"  # a cheap function: no training
 LAST_STEP = "output[:, -1]"  # the catalogue's G1: the state after the padding
-CHECK = '    _compare_pooled(student, "gather_final", variants.GATHER_FINAL)\n'
+CHECK = '    _compare_pooled(student, "gather_final", variants.of("gather_final"))\n'
 
 
 @pytest.fixture

@@ -29,7 +29,7 @@ from attack_suite import processes_with
 from support import EXERCISES, ROOT, SOLUTIONS, rubric_file
 from workflow_runner import Artifacts, Context, Runner, environment, evaluate, stand_in_gh, stand_in_sudo, tools
 
-from autograder import TITLE, rubric
+from autograder import TITLE, rubric, todos
 from autograder.roster.issues import ISSUE_TITLE
 from autograder.sandbox import cgroup, record
 
@@ -39,9 +39,8 @@ WORKFLOW = ROOT / ".github" / "workflows" / "grade-roster.yml"
 DEADLINE = "2026-12-04T23:59:00+01:00"
 INSTALLS = ("Install CPU torch and the grader", "Install CPU torch and the grader (with the report's charts)")
 # the students' gradings use the stubs and the reference's padding.py: quick to grade, 20 points
-PADDING_POINTS = sum(
-    item.points for item in rubric.load().items if item.function in ("encode_packed", "gather_final", "masked_mean")
-)
+PADDING = {record.key for record in todos.records() if record.module == "padding"}
+PADDING_POINTS = sum(item.points for item in rubric.load().items if item.function in PADDING)
 TOTAL = rubric.load().total
 
 

@@ -9,7 +9,6 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from support import RUBRIC
 
 from autograder import rubric
 from autograder.grading.grade import limits_from
@@ -80,7 +79,7 @@ def test_it_records_the_bound_as_data_in_the_isolation_record():
 
 def test_it_takes_the_bound_from_the_rubrics_limits_and_validates_it(tmp_path):
     assert limits_from(rubric.load()).disk_bytes == rubric.load().limits.disk_mb << 20
-    text = RUBRIC.read_text()
+    text = rubric.load().text
     (tmp_path / "half.toml").write_text(text.replace("\ndisk_mb = ", "\ndisk_mb = 1.5 #"))
     with pytest.raises(rubric.RubricError, match=r"limits.disk_mb must be a whole number"):
         rubric.load(tmp_path / "half.toml")

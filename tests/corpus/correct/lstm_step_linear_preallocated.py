@@ -1,0 +1,43 @@
+# module: recurrence  function: lstm_step
+# Appended to the reference module: correct, written otherwise (linear preallocated); it replaces the reference's.
+
+import torch
+import torch.nn.functional as F
+
+
+def lstm_step(
+    x: torch.Tensor,
+    state: tuple[torch.Tensor, torch.Tensor],
+    weight_ih: torch.Tensor,
+    weight_hh: torch.Tensor,
+    bias_ih: torch.Tensor,
+    bias_hh: torch.Tensor,
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """One step of an LSTM cell: the new (h, c) from the input and the previous (h, c).
+
+        gates = x @ weight_ih.T + bias_ih + h @ weight_hh.T + bias_hh
+        i, f, g, o = the four blocks of `hidden` columns of gates, in that order
+        c_new = sigmoid(f) * c + sigmoid(i) * tanh(g)        <- an addition
+        h_new = sigmoid(o) * tanh(c_new)
+
+    Shapes (`nn.LSTMCell` layout):
+        x          (batch, input)
+        state      (h, c), each (batch, hidden)
+        weight_ih  (4 * hidden, input)   weight_hh (4 * hidden, hidden)
+        bias_ih    (4 * hidden,)         bias_hh   (4 * hidden,)
+    Returns (h_new, c_new), each (batch, hidden); equal to `nn.LSTMCell`.
+
+    Lesson: Day 2, "What LSTM changed"; the demo on the forget gate.
+    Traps: PyTorch orders the gate blocks input, forget, cell (g), output, not the
+    paper's i, f, o, g; the cell state is updated by adding the gated candidate to
+    the gated old cell, and that addition is what lets gradients survive.
+    """
+    # TODO 2 · LSTM step: compute the four gates, split them in PyTorch's order,
+    # update the cell state additively, then the hidden state.
+    h_prev, c_prev = state
+    hidden = h_prev.size(1)
+    gates = F.linear(x, weight_ih, bias_ih) + F.linear(h_prev, weight_hh, bias_hh)
+    in_gate, forget_gate, cell_gate, out_gate = torch.split(gates, hidden, dim=1)
+    c_next = forget_gate.sigmoid() * c_prev + in_gate.sigmoid() * cell_gate.tanh()
+    h_next = out_gate.sigmoid() * c_next.tanh()
+    return h_next, c_next
