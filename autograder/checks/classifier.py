@@ -17,6 +17,7 @@ from typing import Any
 
 import torch
 
+from autograder import stubs
 from autograder.checks import findings, padding, variants
 from autograder.checks.compare import (
     ATOL,
@@ -200,8 +201,14 @@ def _full_cases(poolings: tuple[str, ...]) -> list[ForwardCase]:
     return cases
 
 
-# the other TODOs' functions a forward may call, with the check of their own item and their TODO's number
-HELPERS: dict[str, int] = {"padding.gather_final": 4, "padding.masked_mean": 5}
+# the other TODOs' functions a forward may call, each with the check of its own item
+HELPERS = ("padding.gather_final", "padding.masked_mean")
+
+
+@functools.cache
+def _todo(name: str) -> int:
+    """The number of the TODO that fills in `name` ("padding.masked_mean"), as the generator numbers them."""
+    return next(todo.number for todo in stubs.todos() if f"{todo.module}.{todo.function}" == name)
 
 
 def _own_checks(name: str) -> list[Callable[..., None]]:
@@ -281,7 +288,7 @@ def _again(check: Callable[[object], None], student, wrong: dict[str, str], firs
     """The item with correct helpers: it passes, fails as before (forward does not use them: the first failure
     stands, alone), or fails otherwise (said in the grader's words, with the helpers' own failures)."""
     names = " and ".join(name.split(".")[1] for name in wrong)
-    said = "\n".join(f"  {name.split('.')[1]} (TODO {HELPERS[name]}): {text}" for name, text in wrong.items())
+    said = "\n".join(f"  {name.split('.')[1]} (TODO {_todo(name)}): {text}" for name, text in wrong.items())
     note = f"Graded again with a correct {names} in place of yours, which fails its own item:\n{said}"
     try:
         _with_standins(check, student, tuple(wrong))
@@ -308,7 +315,7 @@ def _kind(error_type: str) -> str:
 def _given(check: Callable[[object], None], wrong: dict[str, str]) -> str:
     """A passing regrade's note: forward is right given correct helpers, which the student's are not."""
     names = " and ".join(f"a correct {name.split('.')[1]}" for name in wrong)
-    said = "; ".join(f"{name.split('.')[1]} (TODO {HELPERS[name]}): {text}" for name, text in wrong.items())
+    said = "; ".join(f"{name.split('.')[1]} (TODO {_todo(name)}): {text}" for name, text in wrong.items())
     what = (check.__doc__ or "forward").strip().splitlines()[0].rstrip(".")
     return f"Your forward is right given {names} ({what}); yours is not, fix it: {said}"
 

@@ -36,12 +36,14 @@ def test_it_numbers_a_new_todo_beside_its_sibling_and_the_ones_after_it_with_no_
     for path in SOLUTIONS.glob("*.py"):
         (tmp_path / path.name).write_text(path.read_text())
     recurrence = tmp_path / "recurrence.py"
-    recurrence.write_text(recurrence.read_text() + "\n\n" + SAMPLE)  # a third TODO in the week's first module
+    recurrence.write_text(recurrence.read_text() + "\n\n" + SAMPLE)  # a TODO after the week's first module's last
     found = {todo.function: todo.number for todo in stubs.todos(tmp_path)}
     before = {todo.function: todo.number for todo in stubs.todos()}
-    assert found["double"] == before["lstm_step"] + 1
-    assert all(found[f] == n + (n > before["lstm_step"]) for f, n in before.items())
-    assert '("TODO 4 · packing: not implemented yet")' in stubs.generate(tmp_path)["padding.py"]
+    last = max(todo.number for todo in stubs.todos() if todo.module == "recurrence")
+    assert found["double"] == last + 1
+    assert all(found[f] == n + (n > last) for f, n in before.items())
+    packing = f'("TODO {before["encode_packed"] + 1} · packing: not implemented yet")'
+    assert packing in stubs.generate(tmp_path)["padding.py"]
 
 
 def test_it_refuses_todos_in_a_module_the_week_does_not_order(tmp_path):

@@ -13,6 +13,7 @@ import torch.nn.functional as F
 from torch import nn
 from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 
+from autograder import stubs
 from autograder.checks import baseline, classifier, initialisation, language_model, padding, recurrence, variants
 from autograder.checks.compare import CheckFailure
 from autograder.student import InProcess, Raised, StudentError
@@ -528,13 +529,16 @@ def test_it_grades_the_pooling_again_with_a_correct_masked_mean_when_the_student
     classifier.check_SequenceClassifier_padded_batch(submission)
 
 
+MASKED_MEAN = next(todo.number for todo in stubs.todos() if todo.function == "masked_mean")  # its TODO's number
+
+
 def test_it_names_the_classifiers_own_mistake_and_the_other_todos_when_both_are_wrong():
     submission = student(
         padding__masked_mean=masked_mean_in_float64, classifier__SequenceClassifier__forward=forward_with_c4
     )
     text = feedback(classifier.check_SequenceClassifier_padded_batch, submission)
     assert text.startswith("[C4] "), text
-    assert "a correct masked_mean in place of yours" in text and "masked_mean (TODO 5): " in text, text
+    assert "a correct masked_mean in place of yours" in text and f"masked_mean (TODO {MASKED_MEAN}): " in text, text
 
 
 def test_it_says_nothing_of_the_other_todos_when_they_are_right_or_forward_does_not_call_them():

@@ -114,7 +114,8 @@ def test_it_puts_each_todo_in_one_answer_cell_with_its_region_and_the_stub_that_
         }  # fmt: skip
         assert todo.solution in answer.source and "### BEGIN SOLUTION" in answer.source
         assert f'raise NotImplementedError("{todo.label}: not implemented yet")' in answer.source
-    [classifier] = cells(sources["classifier"], grade_id="todo9_SequenceClassifier_forward")
+    forward = next(todo.number for todo in stubs.todos() if todo.function == "SequenceClassifier.forward")
+    [classifier] = cells(sources["classifier"], grade_id=f"todo{forward}_SequenceClassifier_forward")
     assert classifier.source.startswith("class SequenceClassifier(nn.Module):") and "def __init__(" in classifier.source
 
 
@@ -208,10 +209,11 @@ def first_error(output: str) -> str:
 def mistaken(source: Path, target: Path) -> None:
     """The source notebooks with gather_final returning output[:, -1] and a masked_mean that warns."""
     padding = nbformat.read(source / "padding.ipynb", as_version=4)
-    [gather] = cells(padding, grade_id="todo4_gather_final")
+    number = {todo.function: todo.number for todo in stubs.todos()}  # the grade ids hold the TODOs' numbers
+    [gather] = cells(padding, grade_id=f"todo{number['gather_final']}_gather_final")
     begin, end = gather.source.index("    ### BEGIN SOLUTION"), gather.source.index("    ### END SOLUTION")
     gather.source = gather.source[:begin] + GATHER_LAST + gather.source[end:]
-    [mean] = cells(padding, grade_id="todo5_masked_mean")
+    [mean] = cells(padding, grade_id=f"todo{number['masked_mean']}_masked_mean")
     mean.source = mean.source.replace("    ### BEGIN SOLUTION\n", "    ### BEGIN SOLUTION\n" + WARNS)
     nbformat.write(padding, target / "padding.ipynb")
 

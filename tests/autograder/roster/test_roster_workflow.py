@@ -324,14 +324,22 @@ LATE_STUDENTS = {  # each student's commits: when, and the reference modules don
 }
 
 
+SHARES = {"padding": 58.0, "recurrence": 30.0, "": 12.0}  # a course section's points per module ("": the rest)
+
+
+def _share(function: str) -> str:
+    module = todos.record(function).module
+    return module if module in SHARES else ""
+
+
 def section_points(function: str, aspect: str) -> float:
-    """A course section's weights: the padding TODOs' 8 items 58 points, the recurrence TODOs' 10 items 30, the
-    rest 12 (the baseline's 2 items 0.75 each, the other 21 items 0.5 each): 100 in all, each exact in binary."""
-    if function in ("encode_packed", "gather_final", "masked_mean"):
-        return 7.25
-    if function in ("rnn_forward", "lstm_step"):
-        return 3.0
-    return 0.75 if function in ("bag_of_counts", "fit_baseline") else 0.5
+    """A course section's weights: the padding TODOs' items 58 points, the recurrence TODOs' 30, the rest 12: 100 in
+    all. Each item of a share gets a multiple of 1/4 (exact in binary), the share's first item what the others
+    leave."""
+    items = [(item.function, item.aspect) for item in rubric.load().items if _share(item.function) == _share(function)]
+    share = SHARES[_share(function)]
+    each = share * 4 // len(items) / 4
+    return share - each * (len(items) - 1) if (function, aspect) == items[0] else each
 
 
 @pytest.fixture(scope="module")
@@ -368,11 +376,7 @@ def keep_better(late_course: dict) -> dict:
 def worth(late_course: dict, keep: str, modules: tuple[str, ...]) -> tuple[float, rubric.Late]:
     """What the section's rubric gives the modules' functions, and its late policy."""
     section = rubric.load(late_course["files"][f"rubrics/{keep}.toml"])
-    functions = {
-        "padding": ("encode_packed", "gather_final", "masked_mean"),
-        "recurrence": ("rnn_forward", "lstm_step"),
-    }
-    wanted = {function for module in modules for function in functions[module]}
+    wanted = {record.key for record in todos.records() if record.module in modules}
     return sum(item.points for item in section.items if item.function in wanted), section.late
 
 

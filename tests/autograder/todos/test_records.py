@@ -41,11 +41,11 @@ def test_it_refuses_a_folder_named_otherwise_than_its_function(folders):
 
 
 def test_it_refuses_a_record_whose_function_no_todo_fills_in(folders):
-    (folders / "gru_step").mkdir()
-    (folders / "gru_step" / "record.toml").write_text(
-        'module = "recurrence"\nfunction = "gru_step"\n[items]\nv = 1\n[smoke]\ncode = "gru_step"\n'
+    (folders / "no_such_step").mkdir()
+    (folders / "no_such_step" / "record.toml").write_text(
+        'module = "recurrence"\nfunction = "no_such_step"\n[items]\nv = 1\n[smoke]\ncode = "no_such_step"\n'
     )
-    with pytest.raises(todos.RecordError, match=r"gru_step/record.toml: no TODO in solutions/recurrence.py fills"):
+    with pytest.raises(todos.RecordError, match=r"no_such_step/record.toml: no TODO in solutions/recurrence.py fills"):
         todos.records(folders, SOLUTIONS)
 
 
