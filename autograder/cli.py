@@ -14,7 +14,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from autograder import TITLE, __version__, commands
+from autograder import TITLE, __version__, commands, stubs, todos
 from autograder.commands import EXIT_BELOW, EXIT_ERROR, EXIT_NOT_GRADED, EXIT_OK
 
 REFUSED = f"{EXIT_ERROR}  nothing done: a bad argument or rubric, or a path that does not exist"
@@ -369,7 +369,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     missing = None if getattr(args, "reference", False) else _missing(args)
     if missing:
         return commands.fail(missing)
-    return args.run(args)
+    try:
+        return args.run(args)
+    except (todos.RecordError, stubs.MarkerError) as error:  # the week's own files, mid-edit: say which and what
+        return commands.fail(error)
 
 
 if __name__ == "__main__":

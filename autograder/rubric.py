@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from autograder import todos
-from autograder.checks.catalogue import CATALOGUE
+from autograder.checks import catalogue
 from autograder.locations import RUBRIC
 from autograder.runtime.bounds import Bounds
 
@@ -435,9 +435,10 @@ def _late(table: Any) -> Late:
 
 
 def _credit(table: dict[str, Any]) -> Credit:
-    unknown = sorted(set(table) - set(CATALOGUE))
+    known = catalogue.CATALOGUE  # read from the records when a rubric gives credit, not when this module loads
+    unknown = sorted(set(table) - set(known))
     if unknown:
-        raise RubricError(f"[credit] names {unknown[0]}, which is not a catalogue id (they are {', '.join(CATALOGUE)})")
+        raise RubricError(f"[credit] names {unknown[0]}, which is not a catalogue id (they are {', '.join(known)})")
     return Credit({mistake: _fraction(value, f"credit.{mistake}") for mistake, value in table.items()})
 
 

@@ -10,7 +10,7 @@ import hostile
 import pytest
 from support import EXERCISES, ROOT, rubric_file
 
-from autograder import TITLE, __version__, cli, commands, rubric, stubs
+from autograder import TITLE, __version__, cli, commands, rubric, stubs, todos
 from autograder.grading import writers
 from autograder.locations import RUBRIC
 from autograder.roster import shards
@@ -366,3 +366,13 @@ def test_it_says_that_a_module_over_the_size_limit_was_not_read(submission, tmp_
         "exercises/baseline.py was not read by the grader: it is 200 MiB, over the 1 MiB limit for one module."
     )
     assert {"path": "exercises/baseline.py", "why": "too big"}.items() <= document["extra_data"]["left_out"][0].items()
+
+
+def test_it_says_in_one_line_which_todo_lacks_its_record_while_the_week_is_being_edited(monkeypatch, capsys):
+    def lacking(*_: object) -> tuple:
+        raise todos.RecordError("no record in autograder/todos for the TODO of gru_step in recurrence.py")
+
+    monkeypatch.setattr(todos, "records", lacking)
+    assert cli.main(["rubric", "check"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.endswith("no record in autograder/todos for the TODO of gru_step in recurrence.py") and "\n" not in err
