@@ -150,9 +150,9 @@ def _enclosing_functions(source: str) -> dict[int, str]:
 
 def todos(solutions: Path = SOLUTIONS) -> list[Todo]:
     """Every task of the week, in TODO order (MODULES, then each file's order), read from the solution markers."""
-    found = []
+    found, numbers = [], firsts(solutions)
     for path in _files(solutions):
-        first = firsts(solutions)[path.name]
+        first = numbers[path.name]
         source = path.read_text(encoding="utf-8")
         lines = numbered(source, path, first).splitlines(keepends=True)
         functions = _enclosing_functions(source)
