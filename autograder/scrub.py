@@ -49,8 +49,10 @@ def squeeze(text: str) -> str:
 
 
 def secret_files() -> list[Path]:
-    """The reference solutions and the hidden suites with their checks and variants, the stand-ins, the forget gate."""
-    hidden = [*SOLUTIONS.glob("*.py"), *SUITES.glob("*.py"), *CHECKS.glob("*.py"), *TODOS.glob("*/variants.py")]
+    """The reference solutions and the hidden suites with their checks (the shared ones and each exercise's) and
+    variants, the stand-ins, the forget gate."""
+    exercises = [*TODOS.glob("*/variants.py"), *TODOS.glob("*/checks.py")]
+    hidden = [*SOLUTIONS.glob("*.py"), *SUITES.glob("*.py"), *CHECKS.glob("*.py"), *exercises]
     return sorted([*hidden, STANDINS, FORGET_GATE])
 
 

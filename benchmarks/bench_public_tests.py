@@ -1,12 +1,15 @@
 """The public tests on a student's finished push, as ratios from one run against REV (issue 49): wall and CPU time.
 
-    python benchmarks/bench_public_tests.py --against 7b97af1 [--rounds 3] [--keep DIR]
+    python benchmarks/bench_public_tests.py --against 7b97af1 [--rounds 3] [--keep DIR] [--system]
 
 Each side's student repository is released by its own `autograde release` (REV's from a temporary git worktree
 of REV, a few minutes; with `--keep DIR` it is kept in DIR and used again next time, REV does not change), and
 its reference solutions are copied in as the student's `exercises/*.py`. Then, in a fresh copy of that folder
 for every run (a push's checkout holds no bytecode), `python -m pytest -q -p no:cacheprovider --durations=3`
-runs as the student's does: no PYTHONPATH, no third-party pytest plugins. The two sides alternate, `--rounds`
+runs as the student's does: in the student's environment (a venv with the student repository's
+requirements.lock installed, as the workflow does; kept in DIR with `--keep`; `--system` runs this interpreter
+instead, whose site-packages hold far more than a student's), no PYTHONPATH, no third-party pytest plugins.
+Both sides run in the same environment. The two sides alternate, `--rounds`
 times each; the script prints each side's median wall time, CPU time (user + system of the pytest process),
 pytest's own figure and outcome, the three slowest tests of its last run, the ratios against REV and the target,
 and how long importing torch takes on this machine at the moment. It exits 1 when a side's tests do not all pass
@@ -14,6 +17,7 @@ on the reference.
 """
 
 import argparse
+import hashlib
 import os
 import re
 import shutil
@@ -26,7 +30,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from bench_release import checkout_of, release
-from bench_student import ROOT, children_cpu
+from bench_student import ROOT, children_cpu, install
 
 from autograder.locations import recordings_folder
 
@@ -66,7 +70,17 @@ def kept_release(revision: str, keep: Path | None, folder: Path) -> Path:
         return student_repository(then, target, folder / "cache-then")
 
 
-def run(repository: Path, scratch: Path) -> Ran:
+def environment(repository: Path, keep: Path | None, folder: Path) -> Path:
+    """The python of a venv holding the student repository's lock, as a push's workflow installs it."""
+    lock = repository / "requirements.lock"
+    venv = (keep or folder) / f"venv-{hashlib.sha256(lock.read_bytes()).hexdigest()[:12]}"
+    if not (venv / "bin" / "python").exists():
+        shutil.rmtree(venv, ignore_errors=True)
+        install(lock, venv)
+    return venv / "bin" / "python"
+
+
+def run(repository: Path, scratch: Path, python: str = sys.executable) -> Ran:
     """The public tests, in a fresh copy of the student's repository, as the student runs them."""
     folder = scratch / "push"
     if folder.exists():
@@ -75,7 +89,7 @@ def run(repository: Path, scratch: Path) -> Ran:
     env = {key: value for key, value in os.environ.items() if key != "PYTHONPATH" and not key.startswith("PYTEST")}
     env["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"  # the student's environment holds no third-party pytest plugin
     started, cpu = time.monotonic(), children_cpu()
-    done = subprocess.run([sys.executable, *COMMAND], cwd=folder, env=env, capture_output=True, text=True)
+    done = subprocess.run([python, *COMMAND], cwd=folder, env=env, capture_output=True, text=True)
     wall, cpu = time.monotonic() - started, children_cpu() - cpu
     summary = SUMMARY.search(done.stdout)
     if summary is None:
@@ -84,10 +98,10 @@ def run(repository: Path, scratch: Path) -> Ran:
     return Ran(wall, cpu, float(summary["seconds"]), summary["outcome"], slowest, done.returncode)
 
 
-def torch_import() -> float:
+def torch_import(python: str) -> float:
     """Seconds of `python -c "import torch"` now: the floor any run pays, at this moment's load."""
     started = time.monotonic()
-    subprocess.run([sys.executable, "-c", "import torch"], check=True)
+    subprocess.run([python, "-c", "import torch"], check=True)
     return time.monotonic() - started
 
 
@@ -105,18 +119,19 @@ def show(name: str, runs: list[Ran]) -> None:
         print(f"    slowest: {line}")
 
 
-def side_by_side(revision: str, rounds: int, keep: Path | None) -> bool:
+def side_by_side(revision: str, rounds: int, keep: Path | None, system: bool = False) -> bool:
     """Both sides' public tests, alternated `rounds` times; True when every run passed every test."""
     with tempfile.TemporaryDirectory() as scratch:
         folder = Path(scratch)
         then = kept_release(revision, keep, folder)
         now = student_repository(ROOT, folder / "now", recordings_folder() or folder / "cache-now")
-        print(f"importing torch alone: {torch_import():.1f} s")
+        python = sys.executable if system else str(environment(now, keep, folder))
+        print(f"python: {python}; importing torch alone: {torch_import(python):.1f} s")
         before, after = [], []
         for _ in range(rounds):
-            before.append(run(then, folder))
-            after.append(run(now, folder))
-        print(f"importing torch alone: {torch_import():.1f} s")
+            before.append(run(then, folder, python))
+            after.append(run(now, folder, python))
+        print(f"importing torch alone: {torch_import(python):.1f} s")
     show(f"public tests at {revision}", before)
     show("public tests here", after)
     wall, cpu = median(after, "wall") / median(before, "wall"), median(after, "cpu") / median(before, "cpu")
@@ -129,8 +144,9 @@ def main() -> int:
     parser.add_argument("--against", metavar="REV", default="7b97af1", help="the revision to compare with")
     parser.add_argument("--rounds", type=int, default=3, help="runs of each side, alternated (default 3)")
     parser.add_argument("--keep", metavar="DIR", type=Path, help="keep REV's student repository here, and reuse it")
+    parser.add_argument("--system", action="store_true", help="run this interpreter, not the student's environment")
     args = parser.parse_args()
-    return 0 if side_by_side(args.against, args.rounds, args.keep) else 1
+    return 0 if side_by_side(args.against, args.rounds, args.keep, args.system) else 1
 
 
 if __name__ == "__main__":

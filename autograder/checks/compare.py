@@ -302,3 +302,27 @@ def unexplained_ordinary(function: str, context: str) -> str:
         f"Your {function}'s results on an ordinary input ({context}) are neither the expected ones nor any known "
         "mistake's, so its legal inputs cannot be judged against them: fix its values first (see the other items)."
     )
+
+
+def same_values(got: Any, variant: Any) -> bool:
+    """Tensors of one shape and dtype holding the same values."""
+    return (
+        type(got) is torch.Tensor
+        and type(variant) is torch.Tensor
+        and got.shape == variant.shape
+        and got.dtype == variant.dtype
+        and bool(torch.allclose(got, variant, atol=ATOL, rtol=RTOL))
+    )
+
+
+def as_float32(value: Any, what: str, shape: tuple[int, ...]) -> torch.Tensor:
+    """A floating tensor of `shape`, compared as float32: its dtype is judged by `legal inputs`, not here."""
+    if type(value) is torch.Tensor and value.is_floating_point() and tuple(value.shape) == tuple(shape):
+        value = value.float()
+    return expect_tensor(value, what, shape)
+
+
+def depends_on_the_input(first: torch.Tensor, second: torch.Tensor, function: str, context: str) -> None:
+    """Fail when a function's states on two different inputs are the same: they must be computed from the input."""
+    if torch.allclose(first, second, atol=ATOL, rtol=RTOL):
+        fail(f"{function}'s states do not change when x changes ({context}): they must be computed from the input.")

@@ -15,6 +15,7 @@ from typing import Any
 import torch
 
 from autograder.checks.compare import describe_type, expect_tensor, fail
+from autograder.checks.inputs import normal
 
 STEP = 2e-3  # the central difference's step along a direction of unit-variance entries (float32 inputs)
 TOLERANCE = 2e-2  # relative (and absolute, below 1) gap allowed between the two rates; the reference's is < 2e-3
@@ -45,6 +46,25 @@ def returned(grads: Any, count: int, function: str) -> list[Any]:
     if type(grads) is not list or len(grads) != count:
         fail(f"{function}: its gradients came back as {describe_type(grads)}; expected a list of {count}.")
     return grads
+
+
+def judged_inputs(
+    run: Callable[[list], tuple], args: list, wrt: dict[int, str], grads: list, cotangents: list, seed: int
+) -> list[Judged]:
+    """Each input of `wrt` with the student's gradient, a direction, and `run` (the student's outputs) moved by it."""
+    judged = []
+    for number, ((index, name), grad) in enumerate(zip(wrt.items(), grads, strict=True)):
+        direction = normal(*args[index].shape, seed=seed + 900 + number)
+
+        def moved(step: torch.Tensor, index: int = index) -> float:
+            return _weighted(run([a + step if i == index else a for i, a in enumerate(args)]), cotangents)
+
+        judged.append(Judged(name, grad, direction, moved))
+    return judged
+
+
+def _weighted(outputs, cotangents: list[torch.Tensor]) -> float:
+    return float(sum((o * c).sum() for o, c in zip(outputs, cotangents, strict=True)))
 
 
 def judge(function: str, inputs: Sequence[Judged], context: str) -> None:

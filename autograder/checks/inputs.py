@@ -31,3 +31,9 @@ def seeded_module(kind, *args, seed: int, **kwargs):
         return kind(*args, **kwargs)
     finally:
         torch.random.set_rng_state(state)
+
+
+def padded_tokens(rows: list[int], seed: int) -> torch.Tensor:
+    """Digits 1..9 in rows of these lengths, each padded with 0 up to the longest."""
+    tokens = torch.randint(1, 10, (len(rows), max(rows)), generator=generator(seed))
+    return tokens.masked_fill(torch.arange(max(rows)).unsqueeze(0) >= torch.tensor(rows).unsqueeze(1), 0)

@@ -1,7 +1,7 @@
 """The reference's answers to fixed questions, kept on disk so that a grading need not import what computes them.
 
 Two items ask the reference the same questions of every submission: the digit counts of two fixed batches and
-the accuracy of a logistic regression on fixed rows (TODOs 11 and 12). The reference module imports
+the accuracy of a logistic regression on fixed rows (bag_of_counts and fit_baseline). The reference module imports
 scikit-learn, which costs a grading more CPU than both questions together; its answers are kept in the
 grader's memo folder (`locations.memo_folder`) and read back by the next grading on this machine.
 

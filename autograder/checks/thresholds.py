@@ -1,5 +1,8 @@
 """Threshold items: the student's code, trained by the grader's recipe, must reach the course's level.
 
+The machinery every threshold item shares: an item's check (in its exercise's checks.py, autograder/todos/<key>/)
+reads its recipe (`recipe_in`) and calls `verdict`, which trains, measures and decides.
+
 The worker is trusted with nothing (docs/security.md, "How the threshold items are decided"): every
 accuracy is computed by the grader, from parameters, on held-out rows whose labels never leave it.
 - The classifier (the student's SequenceClassifier): the worker trains it and returns only its
@@ -190,7 +193,7 @@ def _trained_and_measured(student, recipe: Recipe, runs: dict[int, training.Run]
 
 
 def _run(recipe: Recipe, seed: int) -> training.Run:
-    """A seed's training run, sent with the forget gate opened here (the worker holds no answer to TODO 6)."""
+    """A seed's training run, sent with the forget gate opened here (the worker holds no answer to set_forget_bias)."""
     run = training_run(data, recipe.settings, seed, GRADER_SEEDS[kind(recipe.settings)])
     return training.with_opened_gate(run, initial_classifier(recipe.settings, seed).state_dict())
 
@@ -422,24 +425,11 @@ def _rounded(value: float | None) -> float | None:
     return None if value is None else round(value, 4)
 
 
-def _verdict(recipe: Recipe, student) -> None:
+def verdict(recipe: Recipe, student) -> None:
+    """Train the student's code by `recipe` and fail, saying why, unless its item is earned (the item's measures
+    recorded for results.json either way): what each threshold item's check does."""
     found = measures(student, recipe)
     _record(recipe, found)
     why = shortfall(recipe.settings, found)
     if why is not None:
         fail(why)
-
-
-def check_SequenceClassifier_learns_the_task(student, rubric: Rubric | None = None) -> None:
-    """Trained by the grader's recipe, the classifier learns the length-8 'first digit again' task."""
-    _verdict(recipe_in(rubric, "SequenceClassifier", "learns_the_task"), student)
-
-
-def check_SequenceClassifier_learns_padded_rows(student, rubric: Rubric | None = None) -> None:
-    """Trained on padded rows of lengths 2-8, it classifies rows padded far beyond them."""
-    _verdict(recipe_in(rubric, "SequenceClassifier", "learns_padded_rows"), student)
-
-
-def check_next_token_loss_trains_the_pattern_model(student, rubric: Rubric | None = None) -> None:
-    """An LSTM trained with this loss predicts the noisy period-5 pattern's next token."""
-    _verdict(recipe_in(rubric, "next_token_loss", "trains_the_pattern_model"), student)

@@ -58,12 +58,6 @@ def _cell(kind: str, source: str, grade_id: str, **nbgrader: object) -> Notebook
     return new(source, id=grade_id.replace("_", "-"), metadata={"nbgrader": meta})
 
 
-def check_module(item: rubric.Item) -> str:
-    """The module that defines the item's check ("autograder.checks.recurrence"): the one whose check the hidden
-    suite calls (todos.check)."""
-    return todos.check(item.function, item.aspect).__module__
-
-
 class Definition(NamedTuple):
     name: str  # what the statement defines ("" for one that names nothing)
     source: str
@@ -141,16 +135,18 @@ def _introduction(todo: stubs.Todo, docstring: str, items: list[rubric.Item]) ->
 
 
 def _test_cell(item: rubric.Item, grading: rubric.Rubric) -> NotebookNode:
+    """The item's autograded test cell: its hidden region runs the item's check as the hidden suite does, through the
+    registry (`todos.run_check`), so that the import nbgrader keeps in gradebook.db holds wherever the check moves."""
     given = ", _rubric" if _by_section(item, grading) else ""
     source = (
         f"# Hidden test · {item.name} ({item.points:g} points)\n"
         "### BEGIN HIDDEN TESTS\n"
-        f"from {check_module(item).rpartition('.')[0]} import {check_module(item).rpartition('.')[2]} as _checks\n"
+        "from autograder.todos import run_check as _run_check\n"
         "from autograder.notebook_feedback import feedback as _feedback\n"
         "from autograder.student import InProcess as _InProcess\n"
         f"{_section_rubric(item, grading)}\n"
         f'with _feedback("{item.name}"):\n'
-        f"    _checks.check_{item.function}_{item.aspect}(_InProcess(globals()){given})\n"
+        f'    _run_check("{item.function}", "{item.aspect}", _InProcess(globals()){given})\n'
         "### END HIDDEN TESTS"
     )
     return _cell("code", source, grade_cell_id(item), grade=True, points=item.points)
@@ -180,8 +176,9 @@ def grade_cell_id(item: rubric.Item) -> str:
 
 
 def answer_id(todo: stubs.Todo) -> str:
-    """The grade_id of the answer cell of `todo`."""
-    return f"todo{todo.number}_{todo.function.replace('.', '_')}"
+    """The grade_id of the answer cell of `todo`: by its function alone, so a TODO added before it keeps its id (the
+    gradebook's, students' submitted notebooks')."""
+    return f"answer_{todo.function.replace('.', '_')}"
 
 
 def fill_answers(notebook: NotebookNode, module: Path) -> NotebookNode:

@@ -34,7 +34,7 @@ from enum import StrEnum
 from multiprocessing.process import BaseProcess
 from pathlib import Path
 
-from autograder import checks
+from autograder import checks, todos
 from autograder.fingerprint import fingerprint
 from autograder.grading import writers
 from autograder.grading.grade import failed_grading, graders_own, preloads
@@ -139,8 +139,10 @@ def settings_of(grade: GradeOne) -> str:
 
 
 def server_preload(grade: GradeOne) -> list[str]:
-    """What every grading imports, imported once by the server the gradings are forked from."""
+    """What every grading imports, imported once by the server the gradings are forked from: the checks' shared
+    machinery and each exercise's checks."""
     names = [f"autograder.checks.{module.name}" for module in pkgutil.iter_modules(checks.__path__)]
+    names += [todos.checks_module(record.key) for record in todos.records()]
     function = getattr(grade, "func", grade)  # a partial's function
     return [function.__module__, "autograder.grading.plugin", "autograder.student", *names, *graders_own(preloads())]
 

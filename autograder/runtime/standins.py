@@ -1,10 +1,10 @@
 """Correct pooling helpers, computed by the grader for a regrade that stands them in for the student's own.
 
-When the classifier fails and the student's `gather_final` or `masked_mean` (TODOs 4 and 5) fails its own
-item too, the grader runs the classifier's item again with stand-ins in the student's functions' place, so
-that the classifier keeps what its own code earns. They are TODOs 4 and 5's answers, so they never leave the
-grader: the worker's stand-ins (runtime/proxies.py) send their tensors here, and `answer` checks them and
-replies with the value alone, as every answer crosses: data, never code.
+When the classifier fails and the student's `gather_final` or `masked_mean` fails its own item too, the
+grader runs the classifier's item again with stand-ins in the student's functions' place, so that the
+classifier keeps what its own code earns. They are gather_final's and masked_mean's answers, so they never
+leave the grader: the worker's stand-ins (runtime/proxies.py) send their tensors here, and `answer` checks
+them and replies with the value alone, as every answer crosses: data, never code.
 """
 
 from collections.abc import Callable

@@ -5,6 +5,8 @@ it grades, its rubric items and their points, the recipes of its threshold items
 front, whether they train, and the nbgrader notebook's visible check. Whatever lists the week's functions
 (the rubric's points, the hidden suite, the notebooks' checks, the contract the tests hold, the docs) reads
 them here; nothing else names them all. The order is the TODOs' (the solution markers', `stubs.todos`).
+Beside its record, an exercise's folder holds its code: `variants.py` (its mistakes) and `checks.py` (a check per
+item, found by `check`, the one rule; the folders are no packages: their modules are imported by name).
 docs/maintaining.md, "Add or change a TODO", says how to add one.
 """
 
@@ -88,16 +90,21 @@ def by_function() -> dict[str, Record]:
     return {r.function: r for r in records()}
 
 
+def checks_module(key: str) -> str:
+    """The module of exercise `key`'s checks, its folder's checks.py: "autograder.todos.lstm_step.checks"."""
+    return f"{__name__}.{key}.checks"
+
+
 def check(key: str, aspect: str) -> Callable[..., None]:
-    """The check of item `key: aspect`: check_<key>_<aspect>, in autograder/checks/<module>.py, or for a threshold
-    item in autograder/checks/thresholds.py (imported when asked: they import torch)."""
-    found = record(key)
-    module = "thresholds" if aspect in found.thresholds else found.module
-    return getattr(importlib.import_module(f"autograder.checks.{module}"), f"check_{key}_{aspect}")
+    """The check of item `key: aspect`, threshold items' too: check_<key>_<aspect> in autograder/todos/<key>/checks.py
+    (imported when asked: it imports torch); KeyError when the week has no exercise `key`."""
+    record(key)
+    return getattr(importlib.import_module(checks_module(key)), f"check_{key}_{aspect}")
 
 
-def run_check(key: str, aspect: str, student: object, rubric: object) -> None:
-    """Run the item's check on `student`; the checks that read the rubric (a recipe, a limit) are given it."""
+def run_check(key: str, aspect: str, student: object, rubric: object = None) -> None:
+    """Run the item's check on `student`; the checks that read the rubric (a recipe, a limit) are given it (None: the
+    grader's own, which they read themselves). The hidden suite and the nbgrader notebooks' hidden tests call this."""
     function = check(key, aspect)
     if len(inspect.signature(function).parameters) > 1:
         function(student, rubric)

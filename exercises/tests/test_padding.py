@@ -216,6 +216,18 @@ def test_gather_final_matches_the_row_by_row_definition():
         assert_close(got[row], output[row, length - 1])
 
 
+def test_gather_final_leaves_the_callers_output_and_lengths_as_they_were():
+    """gather_final reads the output and lengths it is given and leaves them as they were: it returns a new tensor."""
+    output, given_lengths = torch.randn(4, MAX_LENGTH, 3), lengths()
+    given = (output.clone(), given_lengths.clone())
+    padding.gather_final(output, given_lengths)
+    assert torch.equal(given_lengths, given[1]), (
+        f"gather_final changed the lengths it was given from {given[1].tolist()} to {given_lengths.tolist()}: "
+        "compute lengths - 1 as a new tensor (lengths -= 1 writes into the caller's)"
+    )
+    assert torch.equal(output, given[0]), "gather_final changed the output it was given: read from it, never write"
+
+
 # ---------------------------------------------------------------- TODO · masked_mean
 
 

@@ -8,7 +8,7 @@ from autograder import fingerprint, rubric
 from autograder.fingerprint import VERSIONED, Fingerprint, files_digest, grader_files, recorded, versions
 from autograder.grading import writers
 from autograder.grading.grade import failed_grading
-from autograder.locations import CHECKS, PACKAGE, ROOT, RUNTIME, SOLUTIONS, SUITES
+from autograder.locations import CHECKS, PACKAGE, ROOT, RUNTIME, SOLUTIONS, SUITES, TODOS
 
 
 def grader_copy(tmp_path: Path) -> tuple[Path, Path]:
@@ -26,6 +26,8 @@ def test_it_hashes_every_file_of_the_checks_suites_runtime_sandbox_grading_and_r
     for folder in (CHECKS, SUITES, RUNTIME, PACKAGE / "sandbox", PACKAGE / "grading", SOLUTIONS):
         for path in folder.glob("*.py"):
             assert path.relative_to(ROOT).as_posix() in names
+    for path in TODOS.glob("*/*.py"):  # each exercise's checks and variants
+        assert path.relative_to(ROOT).as_posix() in names
     assert "autograder/rubric.py" in names and "autograder/rubric.toml" in names
     assert not any("__pycache__" in name or name.endswith(".pyc") for name in names)
     assert [relative for relative, _ in grader_files()] == sorted(names)

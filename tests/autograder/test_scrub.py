@@ -9,12 +9,12 @@ from support import EXERCISES, SOLUTIONS, appended_to, build_submission, grade
 
 from autograder import stubs
 from autograder.checks.compare import CheckFailure
-from autograder.checks.recurrence import check_rnn_forward_output
 from autograder.grading import writers
-from autograder.locations import CHECKS, SUITES
+from autograder.locations import CHECKS, SUITES, TODOS
 from autograder.runtime.codec import Unsupported
 from autograder.scrub import SHORTEST, WITHHELD, Scrubber, grader_fragments, squeeze
 from autograder.student import InProcess, StudentError
+from autograder.todos.rnn_forward.checks import check_rnn_forward_output
 
 
 def reference_lines(function: str = "rnn_forward") -> list[str]:
@@ -54,8 +54,8 @@ def test_it_withholds_every_line_of_the_reference_whatever_its_layout(scrubber):
 
 def test_it_withholds_the_hidden_suites_and_checks(scrubber):
     suite = (SUITES / "test_items.py").read_text()
-    check = (CHECKS / "recurrence.py").read_text()
-    for text in (suite, check):
+    shared, check = (CHECKS / "edges.py").read_text(), (TODOS / "rnn_forward" / "checks.py").read_text()
+    for text in (suite, shared, check):
         long_lines = [line for line in text.splitlines() if len(squeeze(line)) >= 40]
         assert quoted(scrubber.text(text), long_lines) == []
 

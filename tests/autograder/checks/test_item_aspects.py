@@ -16,21 +16,11 @@ import re
 import pytest
 
 from autograder import rubric, todos
-from autograder.checks import (
-    baseline,
-    catalogue,
-    classifier,
-    initialisation,
-    language_model,
-    padding,
-    recurrence,
-    variants,
-)
+from autograder.checks import catalogue, variants
 from autograder.checks.compare import CheckFailure
 from autograder.student import InProcess, StudentError, in_package
 from solutions import classifier as reference_classifier
 
-CHECKS = (recurrence, padding, initialisation, language_model, classifier, baseline)
 EXERCISES = [(todos.record(found.key), variants.costs(found.key)) for found in catalogue.exercises()]  # with mistakes
 TARGETS = {record.function: record.target for record, _ in EXERCISES}
 NAMED = re.compile(r"^\[([A-Z]\d)\] ", re.MULTILINE)
@@ -65,10 +55,8 @@ def lost(function: str, submission: InProcess) -> dict[str, str]:
     """Item aspect -> its feedback, for every item the submission loses."""
     found = {}
     for item in items(function):
-        name = f"check_{item.function}_{item.aspect}"
-        check = getattr(next(module for module in CHECKS if hasattr(module, name)), name)
         try:
-            check(submission)
+            todos.check(item.function, item.aspect)(submission)
         except (CheckFailure, StudentError) as failure:
             found[item.aspect] = str(failure)
     return found

@@ -10,9 +10,11 @@ import pytest
 import torch
 
 from autograder import fingerprint
-from autograder.checks import baseline, memo, remember
+from autograder.checks import memo, remember
 from autograder.runtime import codec
 from autograder.student import InProcess
+from autograder.todos.bag_of_counts.checks import check_bag_of_counts_values
+from autograder.todos.fit_baseline.checks import check_fit_baseline_accuracy
 from solutions import baseline as reference
 from solutions import data
 
@@ -159,8 +161,8 @@ def test_it_remembers_every_question_of_the_baseline_checks_so_that_they_ask_non
     assert kept == folder
     assert asked == computed == ["baseline.bag_of_counts", "baseline.bag_of_counts", "baseline.fit_baseline"]
     student = baseline_student()
-    baseline.check_bag_of_counts_values(student)
-    baseline.check_fit_baseline_accuracy(student)
+    check_bag_of_counts_values(student)
+    check_fit_baseline_accuracy(student)
     assert computed == asked  # both checks read the answers kept
 
 
@@ -169,13 +171,14 @@ def test_a_grader_with_the_answers_kept_never_imports_scikit_learn(tmp_path):
     environment = {**os.environ, "XDG_CACHE_HOME": str(tmp_path), "HOME": str(tmp_path)}
     script = (
         "import sys\n"
-        "from autograder.checks import baseline, memo\n"
+        "from autograder import todos\n"
+        "from autograder.checks import memo\n"
         "from autograder.student import InProcess\n"
         "answers = {'baseline.bag_of_counts': lambda tokens: memo.reference('baseline.bag_of_counts', tokens),\n"
         "           'baseline.fit_baseline': lambda *rows: memo.reference('baseline.fit_baseline', *rows)}\n"
         "student = InProcess(lambda dotted: answers[dotted])\n"
-        "baseline.check_bag_of_counts_values(student)\n"
-        "baseline.check_fit_baseline_accuracy(student)\n"
+        "todos.check('bag_of_counts', 'values')(student)\n"
+        "todos.check('fit_baseline', 'accuracy')(student)\n"
         "print(sorted(name for name in sys.modules if name.split('.')[0] in ('sklearn', 'scipy')))\n"
     )
     warm = [sys.executable, "-m", "autograder.checks.remember"]

@@ -18,7 +18,7 @@ from pathlib import Path
 import nbformat
 import pytest
 from nbformat.notebooknode import NotebookNode
-from support import code_without_docstrings
+from support import code_without_docstrings, rubric_file
 from traitlets.config.loader import PyFileConfigLoader
 
 from autograder import cli, rubric, stubs, todos
@@ -58,12 +58,6 @@ def todo_of(item: rubric.Item) -> stubs.Todo:
     return next(todo for todo in stubs.todos() if todo.function.split(".")[0] == item.function)
 
 
-def suite_call(item: rubric.Item) -> tuple[str, str]:
-    """(checks module, check function) that the hidden suite's test of `item` calls."""
-    check = todos.check(item.function, item.aspect)
-    return check.__module__.rpartition(".")[2], check.__name__
-
-
 # -- the generated course, without nbgrader ---------------------------------------------------
 @pytest.fixture(scope="module")
 def built(tmp_path_factory: pytest.TempPathFactory) -> Path:
@@ -94,28 +88,44 @@ def test_it_gives_each_rubric_item_one_locked_test_cell_worth_its_points(built):
     assert sum(cell.metadata["nbgrader"]["points"] for cell in graded.values()) == grading.total
 
 
-def test_it_calls_in_each_hidden_test_the_check_its_hidden_suite_calls(built):
-    graded = {grade_id(c): c for nb in read_all(built / "source" / ASSIGNMENT).values() for c in cells(nb, grade=True)}
+def hidden_tests(notebooks: dict[str, NotebookNode]) -> dict[str, str]:
+    """Each graded cell's hidden region, by its grade_id."""
+    sources = {grade_id(c): c.source for notebook in notebooks.values() for c in cells(notebook, grade=True)}
+    return {
+        key: text[text.index("### BEGIN HIDDEN TESTS") : text.index("### END HIDDEN TESTS")]
+        for key, text in sources.items()
+    }
+
+
+def test_it_calls_in_each_hidden_test_the_check_its_hidden_suite_calls_through_the_registry(built):
+    hidden = hidden_tests(read_all(built / "source" / ASSIGNMENT))
     for item in rubric.load().items:
-        source = graded[cell_id(item)].source
-        hidden = source[source.index("### BEGIN HIDDEN TESTS") : source.index("### END HIDDEN TESTS")]
-        module, check = suite_call(item)
-        assert f"from autograder.checks import {module} as _checks\n" in hidden
-        assert f"    _checks.{check}(_InProcess(globals()))\n" in hidden
+        assert "from autograder.todos import run_check as _run_check\n" in hidden[cell_id(item)]
+        assert f'    _run_check("{item.function}", "{item.aspect}", _InProcess(globals()))\n' in hidden[cell_id(item)]
+        assert todos.check(item.function, item.aspect)  # the one rule finds the check the cell names
+    assert not any("autograder.checks" in text for text in hidden.values())  # no module path baked in
+
+
+def test_it_hands_a_sections_rubric_to_the_threshold_items_checks_alone(tmp_path):
+    section = rubric.load(rubric_file(tmp_path / "section.toml"))
+    hidden = hidden_tests({"classifier": nbgrader_course.build_notebook("classifier", section)})
+    trains, plain = hidden["test_SequenceClassifier_learns_the_task"], hidden["test_SequenceClassifier_last_pooling"]
+    assert "_rubric = _loads(" in trains and "_rubric" not in plain
+    assert '    _run_check("SequenceClassifier", "learns_the_task", _InProcess(globals()), _rubric)\n' in trains
+    assert '    _run_check("SequenceClassifier", "last_pooling", _InProcess(globals()))\n' in plain
 
 
 def test_it_puts_each_todo_in_one_answer_cell_with_its_region_and_the_stub_that_names_it(built):
     sources = read_all(built / "source" / ASSIGNMENT)
     for todo in stubs.todos():
-        [answer] = cells(sources[todo.module], grade_id=f"todo{todo.number}_{todo.function.replace('.', '_')}")
+        [answer] = cells(sources[todo.module], grade_id=f"answer_{todo.function.replace('.', '_')}")
         assert answer.metadata["nbgrader"] | {"checksum": None} == {
             "grade_id": grade_id(answer), "solution": True, "grade": False, "locked": False,
             "schema_version": 3, "checksum": None,
         }  # fmt: skip
         assert todo.solution in answer.source and "### BEGIN SOLUTION" in answer.source
         assert f'raise NotImplementedError("{todo.label}: not implemented yet")' in answer.source
-    forward = next(todo.number for todo in stubs.todos() if todo.function == "SequenceClassifier.forward")
-    [classifier] = cells(sources["classifier"], grade_id=f"todo{forward}_SequenceClassifier_forward")
+    [classifier] = cells(sources["classifier"], grade_id="answer_SequenceClassifier_forward")
     assert classifier.source.startswith("class SequenceClassifier(nn.Module):") and "def __init__(" in classifier.source
 
 
@@ -209,11 +219,10 @@ def first_error(output: str) -> str:
 def mistaken(source: Path, target: Path) -> None:
     """The source notebooks with gather_final returning output[:, -1] and a masked_mean that warns."""
     padding = nbformat.read(source / "padding.ipynb", as_version=4)
-    number = {todo.function: todo.number for todo in stubs.todos()}  # the grade ids hold the TODOs' numbers
-    [gather] = cells(padding, grade_id=f"todo{number['gather_final']}_gather_final")
+    [gather] = cells(padding, grade_id="answer_gather_final")
     begin, end = gather.source.index("    ### BEGIN SOLUTION"), gather.source.index("    ### END SOLUTION")
     gather.source = gather.source[:begin] + GATHER_LAST + gather.source[end:]
-    [mean] = cells(padding, grade_id=f"todo{number['masked_mean']}_masked_mean")
+    [mean] = cells(padding, grade_id="answer_masked_mean")
     mean.source = mean.source.replace("    ### BEGIN SOLUTION\n", "    ### BEGIN SOLUTION\n" + WARNS)
     nbformat.write(padding, target / "padding.ipynb")
 

@@ -148,7 +148,7 @@ def test_it_records_a_grading_process_that_died_with_its_signal_and_log_and_ever
 def test_its_fork_server_preloads_the_module_of_the_function_that_grades_one_submission():
     for grade in (GRADE, functools.partial(GRADE)):
         preload = grade_all.server_preload(grade)
-        assert preload[0] == "autograder.commands" and "autograder.checks.padding" in preload
+        assert preload[0] == "autograder.commands" and "autograder.todos.gather_final.checks" in preload
 
 
 def test_it_regrades_a_grading_made_with_other_settings_such_as_an_opt_out_of_isolation(tmp_path):

@@ -21,7 +21,7 @@ pytestmark = pytest.mark.deployed
 
 ONLY = "gather_final"  # a cheap function: no training
 LAST_STEP = "output[:, -1]"  # the catalogue's G1: the state after the padding
-CHECK = '    _compare_pooled(student, "gather_final", variants.of("gather_final"))\n'
+CHECK = "    pooled.compare(student, GATHER_FINAL)\n"
 
 
 @pytest.fixture
@@ -66,8 +66,8 @@ def test_after_a_change_to_a_check_grade_all_regrades_every_student_and_the_grad
     build_submission(tmp_path / "submissions" / "alice", edits={"padding": wrong})
     build_submission(tmp_path / "submissions" / "bob")
     out, points = tmp_path / "results", rubric.load().select([ONLY]).total
-    check = next((grader_copy / "lib").glob("python3*/site-packages/autograder/checks/padding.py"))
-    assert imported(grader_copy) == check.parents[1], "the copy grades with its own installed grader"
+    check = next((grader_copy / "lib").glob("python3*/site-packages/autograder/todos/gather_final/checks.py"))
+    assert imported(grader_copy) == check.parents[2], "the copy grades with its own installed grader"
     first = grade_all(grader_copy, tmp_path / "submissions", out)
     scores = {name: json.loads((out / name / "results.json").read_text())["score"] for name in ("alice", "bob")}
     kept = points - rubric.load().select([ONLY]).items[0].points  # G1 costs the values item, not the legal inputs

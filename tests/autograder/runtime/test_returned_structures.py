@@ -21,11 +21,11 @@ from hypothesis import strategies as st
 from autograder.checks import gradients
 from autograder.checks.compare import Comparison, expect_pair
 from autograder.checks.inputs import normal
-from autograder.checks.recurrence import LSTM_CASES, LSTM_INPUTS
 from autograder.runtime import codec, received
 from autograder.runtime.codec import Build, Effect, Optimizer, Seeded
 from autograder.sandbox import WorkerLimits
 from autograder.student import StudentError
+from autograder.todos.lstm_step.checks import LSTM_CASES, LSTM_INPUTS
 from solutions import recurrence as reference
 
 RESPONSE_BYTES = WorkerLimits().response_bytes  # the largest answer the worker may send: larger is refused unread

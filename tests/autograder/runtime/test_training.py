@@ -32,7 +32,7 @@ def test_it_trains_with_a_loss_that_carries_gradients():
     assert train(language_model.next_token_loss).shape == TOKENS[:, :-1].shape
 
 
-# -- TODO 6's answer stays out of the worker: the grader sends the opened gate's biases with each run ----------
+# -- set_forget_bias's answer stays out of the worker: the grader sends the opened gate's biases with each run -
 def test_a_run_sent_with_the_opened_gate_starts_where_the_grader_opens_it_itself():
     """The worker writes in the biases sent (no forget_gate.py there): the model starts as the grader's own."""
     from autograder.checks import thresholds

@@ -1,4 +1,4 @@
-"""TODO 6's answer (runtime/forget_gate.py) is not in the worker: a set_forget_bias that imports it scores 0.
+"""set_forget_bias's answer (runtime/forget_gate.py) is not in the worker: a set_forget_bias that imports it scores 0.
 
 The grader opens the forget gate of the models it trains in the worker itself and sends their biases with each
 run (runtime/training.py, `with_opened_gate`), so the worker's copy of the runtime leaves forget_gate.py out,

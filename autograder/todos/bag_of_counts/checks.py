@@ -1,7 +1,8 @@
-"""Checks for TODO 11 (bag_of_counts) and TODO 12 (fit_baseline).
+"""The checks of bag_of_counts's item: its batches, and check_bag_of_counts_values.
 
-The reference's answers come through the memo (checks/memo.py): its module imports scikit-learn, which the
-grader then imports only on a machine where the answers are not kept yet.
+The reference's counts come through the memo (checks/memo.py): its module imports scikit-learn, which the grader then
+imports only on a machine where the answers are not kept yet. `questions` lists what it asks the memo, so that
+checks/remember.py can ask them ahead of time.
 """
 
 import numpy as np
@@ -10,8 +11,6 @@ import torch
 from autograder.checks import memo, variants
 from autograder.checks.compare import describe_type, fail, with_diagnosis
 from autograder.checks.inputs import generator
-from autograder.rubric import Rubric, load
-from solutions import data
 
 
 def _tokens() -> torch.Tensor:
@@ -73,30 +72,6 @@ def check_bag_of_counts_values(student) -> None:
         fail(with_diagnosis("B3" if wrong[0].kind in "iu" else None, report))
 
 
-def check_fit_baseline_accuracy(student, rubric: Rubric | None = None) -> None:
-    """The validation accuracy of LogisticRegression(max_iter=1000) on the counts."""
-    rows = _baseline_rows()
-    timeout = (rubric or load()).limits.fit_timeout
-    got = student.run("baseline.fit_baseline", *rows, timeout=timeout).value
-    expected = memo.reference("baseline.fit_baseline", *rows)
-    if type(got) not in (float, int):
-        fail(f"fit_baseline returned {describe_type(got)}; expected the accuracy as a Python float.")
-    if not 0.0 <= got <= 1.0:  # NaN fails this too
-        fail(f"fit_baseline returned {got}; an accuracy lies between 0 and 1.")
-    if abs(got - expected) > 0.01:
-        context = "600 training rows, 300 validation rows"
-        fail(f"fit_baseline returned {got:.4f}; the validation accuracy is {expected:.4f} ({context}).")
-
-
-def _baseline_rows() -> tuple[torch.Tensor, ...]:
-    """The training and validation tokens and labels fit_baseline is given: 600 rows, then 300."""
-    return (*data.make_sequences(600, seed=11), *data.make_sequences(300, seed=12))
-
-
-def remember() -> list[str]:
-    """Ask the reference each question these checks ask (checks/remember.py); the questions asked."""
-    counts = [("baseline.bag_of_counts", (tokens,)) for tokens in (_tokens(), _without_nine())]
-    questions = [*counts, ("baseline.fit_baseline", _baseline_rows())]
-    for target, args in questions:
-        memo.reference(target, *args)
-    return [target for target, _ in questions]
+def questions() -> list[tuple[str, tuple]]:
+    """What these checks ask the reference through the memo: (its function, the arguments), in order."""
+    return [("baseline.bag_of_counts", (tokens,)) for tokens in (_tokens(), _without_nine())]

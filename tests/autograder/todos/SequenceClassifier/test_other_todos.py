@@ -1,6 +1,6 @@
 """The classifier's forward items, graded by the worker, judge forward's own code: another TODO's mistake is its own.
 
-The student's masked_mean (TODO 5) returns float64 (a NumPy mask); their forward pools through it. The
+The student's masked_mean returns float64 (a NumPy mask); their forward pools through it. The
 forward items are graded again with a correct masked_mean in its place (its values computed by the grader,
 runtime/standins.py, asked for by the worker's proxies, in a worker of its own) and keep what forward earns,
 their feedback saying so (a note on a passing item); masked_mean loses its own item (a float32 output's mean

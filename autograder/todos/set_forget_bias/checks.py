@@ -1,4 +1,4 @@
-"""Checks for TODO 6 (set_forget_bias).
+"""The checks of set_forget_bias's items: its LSTMs, and one check_set_forget_bias_<aspect> per item of its record.
 
 `forget_block` compares what the gates see with the reference on one-layer LSTMs. The other two
 items judge their aspect on the student's own results: `all_layers_and_directions` that every layer
