@@ -9,7 +9,8 @@ processes' existence (never by a signal the worker could have refused, nor by th
              supervisor killed before it could end them) comes back to the grader, not to init; those that
              carry a seccomp filter more than the grader's own are the worker's (no process can drop a filter)
 
-Whatever is found is killed, round after round until none is left, and counted by the mark that found it.
+Whatever is found is killed, round after round until none is left, and counted by the mark that found it (but
+for a process already killed and still ending when first found: it outlived nothing).
 Then, where the worker had a uid of its own, what outlives processes (ipc.py):
 
     ipc      System V shared memory, message queues and semaphores of that uid: removed
@@ -32,6 +33,8 @@ CGROUP, UID, ADOPTED, IPC, KEYS = "cgroup", "uid", "adopted", "ipc", "keys"
 PROCESSES = (CGROUP, UID, ADOPTED)  # the marks that find processes; the others find what outlives them
 PR_SET_CHILD_SUBREAPER = 36
 KILL_ROUNDS_SECONDS = 10.0  # a fork bomb racing the kills is ended long before this; then the count says so
+PF_EXITING = 0x4  # the kernel's flag of a process in exit (include/linux/sched.h), in /proc/<pid>/stat's flags
+SIGKILL_PENDING = 1 << (signal.SIGKILL - 1)  # its bit in /proc/<pid>/status's SigPnd and ShdPnd masks
 
 
 @dataclass(frozen=True)
@@ -99,6 +102,9 @@ def clear(trace: Trace) -> Leftovers:
     """Find the processes `trace` marks (once the worker's supervisor has ended), kill them until none is left,
     and say how many each mark found first."""
     first = found(trace)
+    # those the supervisor killed may still be ending (freeing their memory is slow on a busy machine): they are
+    # waited for below like the others, but they did not outlive it
+    ending = {pid for pids in first.values() for pid in pids if dying(pid, status(pid))}
     left, adopted, deadline = first, set(), time.monotonic() + KILL_ROUNDS_SECONDS
     while any(left.values()) and time.monotonic() < deadline:
         adopted |= set(left.get(ADOPTED, []))
@@ -109,7 +115,7 @@ def clear(trace: Trace) -> Leftovers:
         time.sleep(0.005)
         left = found(trace)
     reap(adopted)
-    counts = {mark: len(first.get(mark, [])) for mark in trace.checks()}
+    counts = {mark: len(set(first.get(mark, [])) - ending) for mark in trace.checks()}
     if trace.uid is not None:  # once its processes are gone: none can make another
         counts.update(_outlasting(trace.uid, trace.keys_before))
     return Leftovers(trace.checks(), counts)
@@ -155,6 +161,25 @@ def status(pid: int) -> dict[str, str]:
 
 def alive(fields: dict[str, str]) -> bool:
     return bool(fields) and not fields.get("State", "").startswith(("Z", "X"))
+
+
+def dying(pid: int, fields: dict[str, str]) -> bool:
+    """Killed and not yet ended: a SIGKILL pending, or in exit. No code of its own runs again."""
+    pending = 0
+    for mask in ("SigPnd", "ShdPnd"):
+        with contextlib.suppress(ValueError):
+            pending |= int(fields.get(mask, "0"), 16)
+    return bool(pending & SIGKILL_PENDING) or bool(stat_flags(pid) & PF_EXITING)
+
+
+def stat_flags(pid: int) -> int:
+    """The kernel's flags of the process (/proc/<pid>/stat's ninth field; 0 when it is gone)."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as handle:
+            after_name = handle.read().decode("utf-8", "replace").rpartition(")")[2].split()
+        return int(after_name[6])  # state, ppid, pgrp, session, tty_nr, tpgid, flags
+    except (OSError, IndexError, ValueError):
+        return 0
 
 
 def uids(fields: dict[str, str]) -> set[int]:

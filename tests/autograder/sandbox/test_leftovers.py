@@ -73,6 +73,22 @@ def test_it_finds_and_kills_a_process_its_supervisor_lost_that_carries_the_worke
     assert processes_with(mark) == []
 
 
+def test_a_process_killed_and_not_yet_ended_is_waited_for_but_not_counted_as_outliving_the_worker(monkeypatch):
+    mark = f"dying-{secrets.token_hex(6)}"
+    pid = lose(mark, "filtered")
+    monkeypatch.setattr(leftovers, "dying", lambda found, fields: found == pid)  # the supervisor killed it
+    assert leftovers.clear(Trace(filtered=True)) == Leftovers((ADOPTED,), {ADOPTED: 0})
+    assert processes_with(mark) == []  # waited for (and killed) all the same
+
+
+def test_it_reads_a_pending_sigkill_or_the_kernels_exiting_flag_as_dying():
+    assert leftovers.dying(os.getpid(), {"SigPnd": "0000000000000100", "ShdPnd": "0000000000000000"})
+    assert leftovers.dying(os.getpid(), {"SigPnd": "0000000000000000", "ShdPnd": "0000000000000100"})
+    assert not leftovers.dying(os.getpid(), {"SigPnd": "0000000000004000", "ShdPnd": "0000000000000000"})  # SIGTERM
+    assert leftovers.stat_flags(os.getpid()) & leftovers.PF_EXITING == 0  # this process is not in exit
+    assert leftovers.stat_flags(2**22 + 1) == 0  # no such process: no flags
+
+
 def test_it_never_takes_a_process_the_grader_started_itself():
     mark = f"own-{secrets.token_hex(6)}"
     own = subprocess.Popen([sys.executable, "-c", "import time, sys; time.sleep(60)", mark])

@@ -1,6 +1,8 @@
-# Attack "inflated_storage" (tests/attacks): bag_of_counts answers its counts as a view into 256 MiB of zeros, and
+# Attack "inflated_storage" (tests/attacks): bag_of_counts answers its counts as a view into 32 MiB of zeros, and
 # a changed codec (the runtime in the worker is the student's to change) sends that answer's archive deflated:
-# about 250 KB on the wire, under the answer's 1 MiB, that torch.load would inflate to 256 MiB in the grader.
+# about 32 KB on the wire, under the answer's 1 MiB, that torch.load would inflate to 32 MiB in the grader (32 times
+# the limit is enough to prove the refusal: a larger storage only makes the worker's own deflating slow, and on a
+# busy machine the call then ends by its time limit before the grader can refuse the answer).
 # Appended to the base module: these definitions replace its own of the same names.
 
 import io
@@ -12,7 +14,7 @@ import torch
 
 # -- the attack ---------------------------------------------------------------------------
 ATTACK = "@@NAME@@"
-ZEROS = 1 << 26  # float32: 256 MiB
+ZEROS = 1 << 23  # float32: 32 MiB
 _honest_bag_of_counts = bag_of_counts  # noqa: F821 (the base module's own, defined above this text)
 
 
@@ -61,7 +63,7 @@ def _change_the_codec() -> None:
 
 
 def bag_of_counts(tokens) -> np.ndarray:
-    """The right counts, held at the start of 256 MiB of zeros when the grader asks for them (fit_baseline's own
+    """The right counts, held at the start of 32 MiB of zeros when the grader asks for them (fit_baseline's own
     call gets them as they are)."""
     if sys._getframe(1).f_code.co_name == "fit_baseline":
         return _honest_bag_of_counts(tokens)
