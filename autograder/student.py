@@ -37,7 +37,10 @@ DEATH_HINTS = {
     "disk full": "files written in a loop? Keep data in memory: nothing here needs a file.",
     "exit": "sys.exit, os._exit or a kill in your code?",
     "crash": "the Python process itself failed",
-    "not started": "not your code: the grader's machine was too busy, and the grading is tried again",
+    "not started": (
+        "not your code: the grader's worker did not start (a machine too busy, or the grader's own install), "
+        "and the grading is tried again"
+    ),
 }
 # a PermissionError is most often a system call the worker's layers refuse (seccomp.py, landlock.py): say which
 REFUSED_WHILE_GRADING = (

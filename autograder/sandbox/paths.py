@@ -10,6 +10,7 @@ own. `unsafe` checks the final set against the hidden paths before any layer app
 """
 
 import os
+import site
 import sys
 import sysconfig
 from pathlib import Path
@@ -27,9 +28,10 @@ PRIVATE_VARIABLE = "AUTOGRADE_PRIVATE_PATHS"  # more paths the grader marks priv
 
 
 def site_directories() -> list[str]:
-    """Where torch, numpy and scikit-learn live, without processing any .pth file."""
+    """Where torch, numpy and scikit-learn live, without processing any .pth file: the interpreter's site-packages,
+    and in a venv made with --system-site-packages its base's too (where torch may be the base's alone)."""
     paths = sysconfig.get_paths()
-    found = dict.fromkeys(p for p in (paths["purelib"], paths["platlib"]) if p)
+    found = dict.fromkeys(p for p in (paths["purelib"], paths["platlib"], *site.getsitepackages()) if p)
     return [path for path in found if Path(path).is_dir()]
 
 

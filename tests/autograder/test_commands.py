@@ -14,19 +14,23 @@ from autograder.grading import rubric_record, writers
 from autograder.grading.results import GradingResult, ItemResult
 from autograder.release import public_mistakes, student_repository
 
-RAISED = ("SequenceClassifier", "learns_the_task")  # 5 points in the grader's rubric, 6 in the section's
+RAISED = ("SequenceClassifier", "learns_the_task")  # the item a section's rubric raises: a point more, a higher bar
+OWN = {(item.function, item.aspect): item.points for item in rubric.load().items}  # the grader's points
+POINTS = OWN[RAISED] + 1  # the section's
+THRESHOLD = round(rubric.load().recipe(*RAISED).threshold + 0.02, 2)  # the section's
 LATE = '[late]\nper_day = 0.10\nmax_days = 3\nkeep = "latest"\n'
 POLICY = "Late work (the rubric's [late]): 10% of the score per day late"
 
 
 @pytest.fixture
 def section(tmp_path: Path) -> Path:
-    """A section's rubric: one item 5 -> 6 points, its threshold 0.70 -> 0.72, a [late] policy."""
-    own = {(item.function, item.aspect): item.points for item in rubric.load().items}
-    path = rubric_file(tmp_path / "section.toml", LATE, lambda f, a: 6.0 if (f, a) == RAISED else own[(f, a)])
+    """A section's rubric: one item a point more and its threshold 0.02 higher than the grader's, a [late] policy."""
+    path = rubric_file(tmp_path / "section.toml", LATE, lambda f, a: POINTS if (f, a) == RAISED else OWN[(f, a)])
     text = path.read_text()
-    path.write_text(text.replace("threshold = 0.7\n", "threshold = 0.72\n", 1))
-    assert rubric.load(path).recipe(*RAISED).threshold == 0.72
+    start = text.index("[thresholds.{}.{}]".format(*RAISED))
+    raised = re.sub(r"threshold = [0-9.]+\n", f"threshold = {THRESHOLD}\n", text[start:], count=1)
+    path.write_text(text[:start] + raised)
+    assert rubric.load(path).recipe(*RAISED).threshold == THRESHOLD
     return path
 
 
@@ -84,7 +88,7 @@ def test_the_gradescope_bundle_grades_by_the_sections_rubric(section, tmp_path):
 def test_calibrate_lists_the_sections_threshold_training_nothing(section, capsys):
     assert cli.main(["calibrate", "--list", "--rubric", str(section)]) == 0
     lines = capsys.readouterr().out.splitlines()
-    assert any(line.startswith("SequenceClassifier: learns the task: threshold 0.72 ") for line in lines)
+    assert any(line.startswith(f"SequenceClassifier: learns the task: threshold {THRESHOLD} ") for line in lines)
     assert len(lines) == len(rubric.load(section).recipes)
 
 
@@ -96,8 +100,8 @@ def test_the_nbgrader_course_gives_the_sections_points_and_threshold(section, tm
         for c in notebook["cells"]
         if c["metadata"]["nbgrader"]["grade_id"] == "test_SequenceClassifier_learns_the_task"
     )
-    assert cell["metadata"]["nbgrader"]["points"] == 6
-    assert "threshold = 0.72" in "".join(cell["source"]) and "### BEGIN HIDDEN TESTS" in "".join(cell["source"])
+    assert cell["metadata"]["nbgrader"]["points"] == POINTS
+    assert f"threshold = {THRESHOLD}" in "".join(cell["source"]) and "### BEGIN HIDDEN TESTS" in "".join(cell["source"])
 
 
 def fake_recording(tmp_path: Path, tests: int) -> public_mistakes.Values:
@@ -114,9 +118,9 @@ def test_release_writes_the_sections_points_and_threshold_and_reports_its_progre
     monkeypatch.setattr(public_mistakes, "values", lambda: fake_recording(tmp_path, 40))
     assert cli.main(["release", str(tmp_path / "released"), "--rubric", str(section)]) == 0
     readme = (tmp_path / "released" / "README.md").read_text()
-    assert re.search(r"learns the task.*\| 6 \|", readme) and "0.72" in readme
+    assert re.search(rf"learns the task.*\| {POINTS:g} \|", readme) and str(THRESHOLD) in readme
     settings = json.loads((tmp_path / "released" / student_repository.CHECK_TRAINING / "settings.json").read_text())
-    assert settings["items"]["SequenceClassifier: learns the task"]["threshold"] == 0.72
+    assert settings["items"]["SequenceClassifier: learns the task"]["threshold"] == THRESHOLD
     captured = capsys.readouterr()
     counts = re.findall(r": (\d+) of 40 \(", captured.err)  # a line at each tenth: 40 tests, a line every 4
     assert counts == [str(done) for done in range(0, 41, 4)] and captured.err.count("test_a.py::test_39") == 1

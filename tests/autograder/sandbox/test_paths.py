@@ -172,3 +172,18 @@ def test_the_deployed_grader_grants_no_link_and_nothing_that_holds_its_own_packa
     site = deployed.venv() / "lib" / "python3.11" / "site-packages"
     assert {str(site / "autograder"), str(site / "solutions")} <= set(found.get("hidden", [])), done.stderr
     assert found["links"] == [] and found["unsafe"] == []
+
+
+def test_a_venv_made_with_the_system_site_packages_gives_the_worker_its_base_site_packages_too(tmp_path):
+    subprocess.run([sys.executable, "-m", "venv", "--system-site-packages", "--without-pip", str(tmp_path)], check=True)
+    shown = (
+        "import json, numpy, sysconfig\n"
+        "from autograder.sandbox import paths\n"
+        "print(json.dumps([paths.site_directories(), numpy.__file__, sysconfig.get_paths()['purelib']]))"
+    )
+    environment = {**os.environ, "PYTHONPATH": str(ROOT)}
+    done = subprocess.run([tmp_path / "bin" / "python", "-c", shown], env=environment, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    sites, numpy, own = json.loads(done.stdout)
+    assert own in sites  # the venv's own first
+    assert any(Path(numpy).is_relative_to(site) for site in sites), (numpy, sites)  # numpy only in the base
