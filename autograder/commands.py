@@ -433,7 +433,11 @@ def todo_check_command(keys: list[str]) -> int:
     week = completeness.known()
     unknown = [key for key in keys if key not in week]
     if unknown:
-        return fail(f"no exercise {escaped(unknown[0])} in autograder/todos/: the week's are {', '.join(week)}")
+        return fail(
+            f"no exercise {escaped(unknown[0])} in autograder/todos/: the week's are {', '.join(week)}. A new one is "
+            f"its record, autograder/todos/<key>/record.toml, beside its TODO in solutions/ (docs/maintaining.md, "
+            f"'Add or change a TODO')"
+        )
     started, checked, incomplete = time.monotonic(), 0, []
     for exercise in completeness.check(keys):  # each said as soon as it is checked: all of them take minutes
         print("\n".join(completeness_lines(exercise)), flush=True)

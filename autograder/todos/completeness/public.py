@@ -67,7 +67,7 @@ def public_findings(
                 Requirement.PUBLIC_TESTS,
                 Status.MISSING,
                 f"no public test calls {found.function}: add one to exercises/tests/test_{found.module}.py, under its "
-                f"TODO's header ('# ---- TODO <number> · {found.function}')",
+                f"TODO's header ('# ---- TODO · {found.function.split('.')[0]}', dashes to the line's width)",
             )
         ]
     missing = [f"public test {test} did not run on the reference" for test in tests if not _ran(test, on_reference)]

@@ -19,6 +19,7 @@ def test_its_command_refuses_a_key_the_week_has_no_exercise_for_checking_nothing
     assert cli.main(["todo", "check", "lstm_step", "no_step"]) == commands.EXIT_ERROR
     printed = capsys.readouterr()
     assert printed.err.startswith("autograde: no exercise no_step in autograder/todos/: the week's are rnn_forward")
+    assert "autograder/todos/<key>/record.toml" in printed.err  # what a new one needs first
     assert printed.out == ""
 
 

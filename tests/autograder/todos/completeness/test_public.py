@@ -19,7 +19,7 @@ def missing(findings: list[Finding]) -> list[str]:
 def test_an_exercise_without_public_tests_is_missing_saying_where_to_add_them():
     assert missing(public.public_findings(LSTM, {}, [], [])) == [
         "no public test calls lstm_step: add one to exercises/tests/test_recurrence.py, under its TODO's header "
-        "('# ---- TODO <number> · lstm_step')"
+        "('# ---- TODO · lstm_step', dashes to the line's width)"
     ]
 
 
