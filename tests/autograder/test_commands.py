@@ -15,9 +15,10 @@ from autograder.grading.results import GradingResult, ItemResult
 from autograder.release import public_mistakes, student_repository
 
 RAISED = ("SequenceClassifier", "learns_the_task")  # the item a section's rubric raises: a point more, a higher bar
-OWN = {(item.function, item.aspect): item.points for item in rubric.load().items}  # the grader's points
+GRADER = rubric.load()
+OWN = {(item.function, item.aspect): item.points for item in GRADER.items}  # the grader's points
 POINTS = OWN[RAISED] + 1  # the section's
-THRESHOLD = round(rubric.load().recipe(*RAISED).threshold + 0.02, 2)  # the section's
+THRESHOLD = round(GRADER.recipe(*RAISED).threshold + 0.02, 2)  # the section's
 LATE = '[late]\nper_day = 0.10\nmax_days = 3\nkeep = "latest"\n'
 POLICY = "Late work (the rubric's [late]): 10% of the score per day late"
 
