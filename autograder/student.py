@@ -448,7 +448,8 @@ class InProcess(Runner):
         answer = _answerer(request, WorkerLimits().response_bytes)
         ask = None if answer is None else _crossing(answer)
         try:
-            return codec.loads(codec.dumps(harness.call(request, self.resolve, ask))), ""
+            with harness.kept_globals():  # this process's grad mode, dtype, threads and seeds, as they were
+                return codec.loads(codec.dumps(harness.call(request, self.resolve, ask))), ""
         except Exception as error:
             return {"ok": False, "phase": "call", "error": harness.describe_exception(error, "")}, ""
 

@@ -1,6 +1,6 @@
 """The public tests on a student's finished push, as ratios from one run against REV (issue 49): wall and CPU time.
 
-    python benchmarks/bench_public_tests.py --against 7b97af1 [--rounds 3] [--keep DIR] [--system]
+    python benchmarks/bench_public_tests.py --against 7b97af1 [--rounds 3] [--keep DIR] [--system] [--stubs]
 
 Each side's student repository is released by its own `autograde release` (REV's from a temporary git worktree
 of REV, a few minutes; with `--keep DIR` it is kept in DIR and used again next time, REV does not change), and
@@ -14,6 +14,9 @@ times each; the script prints each side's median wall time, CPU time (user + sys
 pytest's own figure and outcome, the three slowest tests of its last run, the ratios against REV and the target,
 and how long importing torch takes on this machine at the moment. It exits 1 when a side's tests do not all pass
 on the reference.
+
+With `--stubs`, each side's modules are its untouched stubs instead (a first push, every TODO still to write: every
+test must fail), so the ratio is that of a push whose failures pytest reports.
 """
 
 import argparse
@@ -98,6 +101,25 @@ def run(repository: Path, scratch: Path, python: str = sys.executable) -> Ran:
     return Ran(wall, cpu, float(summary["seconds"]), summary["outcome"], slowest, done.returncode)
 
 
+def stubbed(repository: Path, revision: str | None, folder: Path) -> Path:
+    """A copy of the student repository whose modules are the untouched stubs of `revision` (None: this checkout)."""
+    target = folder / f"{repository.name}-stubs"
+    shutil.rmtree(target, ignore_errors=True)
+    shutil.copytree(repository, target, ignore=shutil.ignore_patterns("__pycache__"))
+    for module in sorted((target / "exercises").glob("*.py")):
+        if revision is None:
+            module.write_bytes((ROOT / "exercises" / module.name).read_bytes())
+        else:
+            show = ["git", "-C", str(ROOT), "show", f"{revision}:exercises/{module.name}"]
+            module.write_bytes(subprocess.run(show, check=True, capture_output=True).stdout)
+    return target
+
+
+def as_expected(ran: Ran, stubs: bool) -> bool:
+    """On the reference every test passes; on the stubs every test fails."""
+    return "passed" not in ran.outcome if stubs else ran.returncode == 0
+
+
 def torch_import(python: str) -> float:
     """Seconds of `python -c "import torch"` now: the floor any run pays, at this moment's load."""
     started = time.monotonic()
@@ -119,13 +141,15 @@ def show(name: str, runs: list[Ran]) -> None:
         print(f"    slowest: {line}")
 
 
-def side_by_side(revision: str, rounds: int, keep: Path | None, system: bool = False) -> bool:
-    """Both sides' public tests, alternated `rounds` times; True when every run passed every test."""
+def side_by_side(revision: str, rounds: int, keep: Path | None, system: bool = False, stubs: bool = False) -> bool:
+    """Both sides' public tests, alternated `rounds` times; True when every run ended as expected (`as_expected`)."""
     with tempfile.TemporaryDirectory() as scratch:
         folder = Path(scratch)
         then = kept_release(revision, keep, folder)
         now = student_repository(ROOT, folder / "now", recordings_folder() or folder / "cache-now")
         python = sys.executable if system else str(environment(now, keep, folder))
+        if stubs:
+            then, now = stubbed(then, revision, folder), stubbed(now, None, folder)
         print(f"python: {python}; importing torch alone: {torch_import(python):.1f} s")
         before, after = [], []
         for _ in range(rounds):
@@ -136,7 +160,7 @@ def side_by_side(revision: str, rounds: int, keep: Path | None, system: bool = F
     show("public tests here", after)
     wall, cpu = median(after, "wall") / median(before, "wall"), median(after, "cpu") / median(before, "cpu")
     print(f"here / {revision}: wall {wall:.2f}x (target at most {TARGET}x), CPU {cpu:.2f}x")
-    return all(ran.returncode == 0 for ran in before + after)
+    return all(as_expected(ran, stubs) for ran in before + after)
 
 
 def main() -> int:
@@ -145,8 +169,9 @@ def main() -> int:
     parser.add_argument("--rounds", type=int, default=3, help="runs of each side, alternated (default 3)")
     parser.add_argument("--keep", metavar="DIR", type=Path, help="keep REV's student repository here, and reuse it")
     parser.add_argument("--system", action="store_true", help="run this interpreter, not the student's environment")
+    parser.add_argument("--stubs", action="store_true", help="the untouched stubs on both sides: every test fails")
     args = parser.parse_args()
-    return 0 if side_by_side(args.against, args.rounds, args.keep, args.system) else 1
+    return 0 if side_by_side(args.against, args.rounds, args.keep, args.system, args.stubs) else 1
 
 
 if __name__ == "__main__":

@@ -75,6 +75,14 @@ def threshold_table(rubric: Rubric) -> list[str]:
     return lines
 
 
+def stub_failure(todo: Todo, exercises: Path) -> str:
+    """The one line a public test fails with while `todo` is not written (exercises/tests/conftest.py)."""
+    raised = f"{todo.label}: not implemented yet"
+    lines = (exercises / f"{todo.module}.py").read_text(encoding="utf-8").splitlines()
+    line = next(number for number, text in enumerate(lines, 1) if raised in text and "raise" in text)
+    return f"{raised} (exercises/{todo.module}.py, line {line}, in {todo.function.split('.')[-1]})"
+
+
 def readme(todos: list[Todo], rubric: Rubric, exercises: Path = EXERCISES) -> str:
     call_timeout = number(rubric.limits.call_timeout)
     memory_gb = number(rubric.limits.memory_mb / 1024)
@@ -108,7 +116,8 @@ def readme(todos: list[Todo], rubric: Rubric, exercises: Path = EXERCISES) -> st
         "    python -m pytest exercises/tests/test_padding.py::test_gather_final_matches_the_row_by_row_definition",
         "",
         "The public tests check shapes, small cases you can verify by hand and what the lessons show.",
-        "Each test file has one section per TODO. On the untouched stubs every test fails and names its TODO.",
+        "Each test file has one section per TODO. While a TODO is not written, each of its tests fails in one",
+        f"line that names it and where its stub raises, e.g. `{stub_failure(todos[0], exercises)}`.",
         "",
         "When a test fails the way one of the course's common mistakes makes it fail, its message starts with",
         "that mistake and the lesson to reread, as the grader's feedback does, e.g.",

@@ -9,6 +9,7 @@ import contextlib
 import random
 import traceback
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -32,15 +33,69 @@ class UnimportableModule(Exception):
     raises student.ImportFailed from it)."""
 
 
+@dataclass(frozen=True)
+class Settings:
+    """PyTorch's process-wide settings a call may change: every call starts from the defaults below (its threads
+    aside), and the in-process runner puts back those it found."""
+
+    threads: int
+    grad: bool = True
+    dtype: torch.dtype = torch.float32
+    device: torch.device | None = None  # None: PyTorch's own, the CPU
+    deterministic: tuple[bool, bool] = (False, False)  # torch.use_deterministic_algorithms: on, warn only
+    anomaly: tuple[bool, bool] = (False, True)  # torch.autograd.set_detect_anomaly: on, check NaN
+
+    @classmethod
+    def current(cls) -> "Settings":
+        device = torch.get_default_device()
+        return cls(
+            threads=torch.get_num_threads(),
+            grad=torch.is_grad_enabled(),
+            dtype=torch.get_default_dtype(),
+            device=None if device == torch.device("cpu") else device,
+            deterministic=(
+                torch.are_deterministic_algorithms_enabled(),
+                torch.is_deterministic_algorithms_warn_only_enabled(),
+            ),
+            anomaly=(torch.is_anomaly_enabled(), torch.is_anomaly_check_nan_enabled()),
+        )
+
+    def apply(self) -> None:
+        torch.set_default_dtype(self.dtype)
+        torch.set_default_device(self.device)
+        torch.set_grad_enabled(self.grad)
+        torch.set_num_threads(self.threads)
+        deterministic = (
+            torch.are_deterministic_algorithms_enabled(),
+            torch.is_deterministic_algorithms_warn_only_enabled(),
+        )
+        if deterministic != self.deterministic:  # only then: setting it imports and sets inductor's config (0.5 ms)
+            torch.use_deterministic_algorithms(self.deterministic[0], warn_only=self.deterministic[1])
+        torch.autograd.set_detect_anomaly(*self.anomaly)
+
+
 def reset_globals(seed: int, threads: int) -> None:
     """The same starting point for every call, whatever an earlier call changed."""
-    torch.set_default_dtype(torch.float32)
-    torch.set_default_device(None)
-    torch.set_grad_enabled(True)
-    torch.set_num_threads(threads)
+    Settings(threads).apply()
     seed_cpu(seed)
     random.seed(seed)
     np.random.seed(seed)
+
+
+@contextlib.contextmanager
+def kept_globals() -> Iterator[None]:
+    """The block's changes to the globals `reset_globals` sets undone after it: the in-process runner calls the
+    student in the notebook's (or the tests') own process, where a check that turned autograd off for its call
+    would otherwise leave it off for every cell after (the worker needs none of this: each call resets them)."""
+    settings = Settings.current()
+    states = torch.random.get_rng_state(), random.getstate(), np.random.get_state()
+    try:
+        yield
+    finally:
+        settings.apply()
+        torch.random.set_rng_state(states[0])
+        random.setstate(states[1])
+        np.random.set_state(states[2])
 
 
 def build(spec: Build, resolve: Resolve) -> nn.Module:

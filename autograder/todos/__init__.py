@@ -13,6 +13,7 @@ docs/maintaining.md, "Add or change a TODO", says how to add one.
 import functools
 import importlib
 import inspect
+import re
 import tomllib
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -121,10 +122,7 @@ def rubric_tables() -> dict[str, dict[str, Any]]:
 
 
 def _record(path: Path) -> Record:
-    try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as error:
-        raise RecordError(f"{path} cannot be read as a record: {error}") from None
+    data = _toml(path)
     unknown = sorted(set(data) - set(KEYS))
     if unknown:
         raise RecordError(f"{path}: unknown key {unknown[0]} (a record holds {', '.join(KEYS)})")
@@ -145,6 +143,36 @@ def _record(path: Path) -> Record:
         trains=bool(data.get("trains", False)),
         mistakes=_mistakes(data.get("mistakes", {}), path),
         also=tuple(data.get("also", ())),
+    )
+
+
+def _toml(path: Path) -> dict[str, Any]:
+    """The record's TOML; RecordError naming the file, and a hint where the line the reader stopped at has a quote."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as error:
+        raise RecordError(f"{path} cannot be read as a record: {error}") from None
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as error:
+        raise RecordError(
+            f"{path} cannot be read as a record: not valid TOML, {error}{_quoting(text, error)}"
+        ) from None
+
+
+def _quoting(text: str, error: tomllib.TOMLDecodeError) -> str:
+    """The hint for a string that ends early: a word's apostrophe in '...', a quotation in "..." (the usual slip
+    in a record's words); "" when the line the reader stopped at holds no quote before where it stopped."""
+    stopped = re.search(r"at line (\d+), column (\d+)", str(error))  # Python 3.11's error has no lineno: its words
+    lines = text.splitlines()
+    if stopped is None or not 0 < int(stopped[1]) <= len(lines):
+        return ""
+    read = lines[int(stopped[1]) - 1][: int(stopped[2])]  # a quote in a comment after it is no string
+    if "'" not in read and '"' not in read:
+        return ""
+    return (
+        ". A string ends at the next quote of its kind: one holding an apostrophe goes in double quotes, one holding "
+        "both ' and \" in triple quotes: '''...'''"
     )
 
 

@@ -19,6 +19,10 @@ it, and that function fails its own tests. An error PyTorch raised (a view of tr
 dtypes mixed, an in-place change autograd needed) ends with the line of your exercises/ file it came
 from and what it means, in the words of the grader's feedback (the table in `mistakes.json`).
 
+A function whose TODO is not written yet fails each of its tests in one line, the TODO and where its stub
+raised (`TODO 3 · packing: not implemented yet (exercises/padding.py, line 39, in encode_packed)`), without
+the traceback, which would show only the stub's docstring.
+
 Nothing here changes whether a test passes.
 """
 
@@ -216,6 +220,7 @@ def watching(target: str, in_place: bool, replacement: Callable[..., Any] | None
     calls: list[dict] = []
 
     def watched(*args: Any, **kwargs: Any) -> Any:
+        __tracebackhide__ = True  # a failure's traceback goes from the test to your code, not through this
         call = {"inputs": summary([args, sorted(kwargs.items())])}
         calls.append(call)
         given = _modules(original, args, kwargs)
@@ -306,13 +311,18 @@ def pytest_runtest_call(item: pytest.Item) -> Iterator[None]:
         with watched as calls, calling_helpers(item.path.stem[5:]) as called:
             return (yield)
     except Exception as failure:  # the helpers are theirs again: their own tests may run
-        named = diagnosis(calls, entry) if entry["function"] else None
-        helpers = [] if isinstance(failure, NotImplementedError) else wrong_helpers(called)
-        meaning = explained(failure)
-        if named is not None or helpers or meaning:
-            message = str(failure.args[0]) if failure.args else ""
-            failure.args = ("\n".join([*helpers, *filter(None, [named, message]), *meaning]), *failure.args[1:])
-        raise
+        stub = untouched_stub(failure)
+        if stub is None:
+            named = diagnosis(calls, entry) if entry["function"] else None
+            helpers = [] if isinstance(failure, NotImplementedError) else wrong_helpers(called)
+            meaning = explained(failure)
+            if named is not None or helpers or meaning:
+                message = str(failure.args[0]) if failure.args else ""
+                failure.args = ("\n".join([*helpers, *filter(None, [named, message]), *meaning]), *failure.args[1:])
+            raise
+    # Nothing written yet: one line, out of the except block so that no chained exception is shown either (the
+    # traceback would show only the stub and its docstring).
+    pytest.fail(stub, pytrace=False)
 
 
 # -- another TODO's function that the tested code uses, wrong by its own tests ------------------------------
@@ -364,6 +374,7 @@ def _bindings(module: str, target: str) -> list[tuple[Any, str]]:
 def _noting(function: Callable[..., Any], target: str, called: set[str]) -> Callable[..., Any]:
     @functools.wraps(function)
     def noted(*args: Any, **kwargs: Any) -> Any:
+        __tracebackhide__ = True
         called.add(target)
         return function(*args, **kwargs)
 
@@ -394,6 +405,21 @@ def own_failure(target: str) -> str | None:
     return None
 
 
+# -- a TODO not written yet -------------------------------------------------------------------------------
+STUB = re.compile(r"TODO \d+ · [^:\n]+: not implemented yet")  # what a stub raises until its TODO is written
+
+
+def untouched_stub(failure: BaseException) -> str | None:
+    """The line a stub's own NotImplementedError, raised in the student's exercises/ file, fails with (`TODO 3 ·
+    packing: not implemented yet (exercises/padding.py, line 39, in encode_packed)`); None for any other failure."""
+    if not isinstance(failure, NotImplementedError) or not STUB.fullmatch(str(failure)):
+        return None
+    frame = students_frame(failure)
+    if frame is None:
+        return None
+    return f"{failure} ({_relative(frame.filename)}, line {frame.lineno}, in {frame.name})"
+
+
 # -- an error PyTorch raised in the student's code, in the grader's words ---------------------------------
 def explained(failure: BaseException) -> list[str]:
     """For an error the released table explains (PyTorch's, never a failed assertion): the line of the student's
@@ -418,12 +444,21 @@ def explain(message: str) -> str | None:
 
 def students_line(failure: BaseException) -> list[str]:
     """The last frame of the traceback in the student's exercises/ modules (not these tests), as Python shows it."""
-    frames = [frame for frame in traceback.extract_tb(failure.__traceback__) if _students(frame.filename)]
-    if not frames:
+    frame = students_frame(failure)
+    if frame is None:
         return []  # raised in a test's own line: autograd's backward, after the student's function returned
-    frame = frames[-1]
-    where = Path(frame.filename).resolve().relative_to(PACKAGE.parent).as_posix()
+    where = _relative(frame.filename)
     return [f'  File "{where}", line {frame.lineno}, in {frame.name}', f"    {(frame.line or '').strip()}"]
+
+
+def students_frame(failure: BaseException) -> traceback.FrameSummary | None:
+    """The last frame of the failure's traceback in the student's exercises/ modules, or None."""
+    frames = [frame for frame in traceback.extract_tb(failure.__traceback__) if _students(frame.filename)]
+    return frames[-1] if frames else None
+
+
+def _relative(filename: str) -> str:
+    return Path(filename).resolve().relative_to(PACKAGE.parent).as_posix()
 
 
 def _students(filename: str) -> bool:

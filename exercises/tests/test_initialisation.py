@@ -15,7 +15,7 @@ FORGET = slice(HIDDEN, 2 * HIDDEN)  # PyTorch's gate blocks: input [0:H], forget
 
 def stacked_bidirectional_lstm() -> nn.LSTM:
     """A small LSTM with 2 layers and 2 directions: 4 pairs of biases (bias_ih_l0, ..., bias_hh_l1_reverse)."""
-    torch.manual_seed(0)
+    torch.default_generator.manual_seed(0)
     return nn.LSTM(input_size=2, hidden_size=HIDDEN, num_layers=2, bidirectional=True, batch_first=True)
 
 
@@ -85,7 +85,7 @@ def test_a_value_of_zero_or_below_is_legal(value):
 
 def test_a_one_layer_lstm_with_a_hidden_size_of_one_gets_its_forget_bias():
     """One layer, one direction, hidden size 1: the forget block is entry 1 of bias_ih_l0 and bias_hh_l0."""
-    torch.manual_seed(1)
+    torch.default_generator.manual_seed(1)
     lstm = nn.LSTM(input_size=4, hidden_size=1, batch_first=True)
     before = snapshot(lstm)
     initialisation.set_forget_bias(lstm, -0.25)

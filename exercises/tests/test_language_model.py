@@ -49,7 +49,7 @@ def surprise(previous: int, following: int) -> float:
 
 def test_the_loss_is_a_scalar_tensor_that_carries_gradients():
     """next_token_loss returns a 0-dimensional float tensor that backpropagates into the model."""
-    torch.manual_seed(0)
+    torch.default_generator.manual_seed(0)
     model = language_model.NextTokenModel(vocab=6, embed=4, hidden=5)
     tokens = torch.randint(1, 6, (3, 7))
     loss = language_model.next_token_loss(model, tokens)
@@ -163,7 +163,7 @@ def only(token: int, vocab: int) -> torch.Tensor:
 
 def test_sample_returns_start_followed_by_steps_python_ints():
     """sample returns a list of steps + 1 Python ints, starting with `start`, each a token of the vocabulary."""
-    torch.manual_seed(0)
+    torch.default_generator.manual_seed(0)
     model = language_model.NextTokenModel(vocab=6, embed=4, hidden=5)
     generator = torch.Generator().manual_seed(0)
     tokens = language_model.sample(model, start=3, steps=10, temperature=1.0, generator=generator)
@@ -176,10 +176,10 @@ def test_sample_returns_start_followed_by_steps_python_ints():
 
 def test_the_same_seeded_generator_gives_the_same_tokens():
     """Two runs with generators seeded alike produce exactly the same list."""
-    torch.manual_seed(0)
+    torch.default_generator.manual_seed(0)
     model = language_model.NextTokenModel(vocab=6, embed=4, hidden=5)
     first = language_model.sample(model, 1, 15, 1.0, torch.Generator().manual_seed(42))
-    torch.manual_seed(123)  # the global random state must not matter: only the generator does
+    torch.default_generator.manual_seed(123)  # the global random state must not matter: only the generator does
     second = language_model.sample(model, 1, 15, 1.0, torch.Generator().manual_seed(42))
     assert first == second, (
         f"two generators seeded alike gave {first} and {second}: draw from the generator you are given, "

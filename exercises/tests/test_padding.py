@@ -32,7 +32,7 @@ def padded_batch(features: int = 3, seed: int = 0, padding_value: float = 0.0) -
 
 
 def layer(cell: str) -> nn.Module:
-    torch.manual_seed(0)
+    torch.default_generator.manual_seed(0)
     return CELLS[cell](3, 4, batch_first=True)
 
 
@@ -131,7 +131,7 @@ def test_encode_packed_keeps_the_batch_axis_for_a_batch_of_one_row(cell):
 @pytest.mark.parametrize("cell", sorted(CELLS))
 def test_encode_packed_keeps_the_hidden_axis_for_a_hidden_size_of_one(cell):
     """A layer of hidden size 1 gives output (batch, max_length, 1) and h_n (batch, 1)."""
-    torch.manual_seed(1)
+    torch.default_generator.manual_seed(1)
     rnn = CELLS[cell](3, 1, batch_first=True)
     embedded = padded_batch(seed=6)
     with torch.no_grad():

@@ -1,5 +1,6 @@
 """Where the worker's answers arrive (student.Runner.run, Remote): an answer the codec does not read, an answer of the
-wrong form, a module's state of other names or shapes each end the call with a message, never the grader's error."""
+wrong form, a module's state of other names or shapes each end the call with a message, never the grader's error.
+And InProcess, which calls the student in this process: it leaves this process's globals as it found them."""
 
 import pytest
 import torch
@@ -10,7 +11,7 @@ from autograder.checks import errors
 from autograder.checks.compare import CheckFailure
 from autograder.runtime import codec
 from autograder.sandbox import WorkerLimits
-from autograder.student import Died, Raised, Remote
+from autograder.student import Died, InProcess, Raised, Remote
 
 
 class Worker:
@@ -92,3 +93,24 @@ def test_it_shows_an_error_the_table_does_not_explain_with_every_frame_as_it_cam
     with pytest.raises(Raised) as raised:
         Remote(raising("ValueError", "a sequence needs two steps", FRAMES)).run("recurrence.rnn_forward", 1)
     assert str(raised.value) == f"rnn_forward raised ValueError: a sequence needs two steps\n{FRAMES}"
+
+
+def test_it_leaves_autograd_on_after_an_in_process_call_made_with_autograd_off():
+    submission = InProcess({"grad_mode": torch.is_grad_enabled})
+    assert submission.run("notebook.grad_mode", autograd=False).value is False
+    assert torch.is_grad_enabled()
+
+
+def test_it_undoes_what_the_students_code_changed_of_this_processs_globals_even_when_it_raised():
+    def careless():
+        torch.set_default_dtype(torch.float64)
+        torch.set_grad_enabled(False)
+        torch.set_num_threads(torch.get_num_threads() + 1)
+        torch.use_deterministic_algorithms(True)
+        raise ValueError("changed everything, then gave up")
+
+    threads = torch.get_num_threads()
+    with pytest.raises(Raised, match="changed everything"):
+        InProcess({"careless": careless}).run("notebook.careless")
+    assert torch.is_grad_enabled() and torch.get_default_dtype() == torch.float32
+    assert torch.get_num_threads() == threads and not torch.are_deterministic_algorithms_enabled()

@@ -49,11 +49,9 @@ from autograder.release import student_repository
 from autograder.release.public_tests import todo_map
 from autograder.roster.grade_all import run_zygote
 from autograder.sandbox import zygote
+from autograder.todos.completeness.corpus import CORRECT_HEADER, LOSSES_HEADER, MISTAKE_HEADER  # `todo check`'s too
 
 CORPUS = Path(__file__).resolve().parent
-MISTAKE_HEADER = re.compile(r"# module: (\w+)  function: (\w+)  mistake: (\w+(?:\+\w+)*)")  # "C2+C3+C4": at once
-CORRECT_HEADER = re.compile(r"# module: (\w+)  function: (\w+)")
-LOSSES_HEADER = re.compile(r"# module: (\w+)  function: (\w+)  loses: (\w+(?:,\w+)*)(?:  names: (\w+(?:\+\w+)*))?")
 NAMED = re.compile(r"\[([A-Z]\d)\]")  # a catalogue id leading a feedback
 NAMED_ANYWHERE = re.compile(r"(?:^|: |\n)\[([A-Z]\d)\] ")  # every catalogue id a message names
 IMPORTED = re.compile(r"^\s*(?:from|import)\s+exercises\.(\w+)", re.MULTILINE)  # another exercise module used

@@ -112,6 +112,45 @@ def test_it_explains_nothing_of_an_exception_whose_message_cannot_be_read(releas
     assert conftest.explained(Unreadable("mat1 and mat2 shapes cannot be multiplied (3x4 and 5x4)")) == []
 
 
+# -- a TODO not written yet: one line, no traceback ------------------------------------------------------------
+STUB = 'def forward(x):\n    raise NotImplementedError("TODO 9 · classifier forward: not implemented yet")\n'
+
+
+@pytest.fixture
+def students_module(monkeypatch, tmp_path):
+    """Write `source` as the student's exercises/classifier.py (in tmp_path) and load it."""
+    package = tmp_path / "exercises"
+    package.mkdir()
+    monkeypatch.setattr(conftest, "PACKAGE", package)
+
+    def load(source: str) -> types.ModuleType:
+        (package / "classifier.py").write_text(source, encoding="utf-8")
+        spec = importlib.util.spec_from_file_location("student_classifier", package / "classifier.py")
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        return module
+
+    return load
+
+
+def test_it_reports_a_stub_not_written_yet_in_one_line_with_where_it_raised(students_module):
+    error = raised_by(students_module(STUB).forward, None)
+    where = "(exercises/classifier.py, line 2, in forward)"
+    assert conftest.untouched_stub(error) == f"TODO 9 · classifier forward: not implemented yet {where}"
+
+
+def test_it_keeps_the_traceback_of_a_not_implemented_error_in_the_students_own_words(students_module):
+    own = STUB.replace("TODO 9 · classifier forward: not implemented yet", "only lstm cells for now")
+    assert conftest.untouched_stub(raised_by(students_module(own).forward, None)) is None
+
+
+def test_it_keeps_the_traceback_of_the_stubs_words_raised_elsewhere_or_as_another_error(students_module):
+    words = "TODO 9 · classifier forward: not implemented yet"
+    assert conftest.untouched_stub(NotImplementedError(words)) is None  # no frame of the student's file
+    other = students_module(STUB.replace("NotImplementedError", "RuntimeError")).forward
+    assert conftest.untouched_stub(raised_by(other, None)) is None
+
+
 # -- what a run costs: torch's machinery that no public test needs is left unimported ---------------------------
 def test_its_comparisons_ask_torch_about_dtensors_only_once_their_module_is_imported(monkeypatch):
     comparison = sys.modules["torch.testing._comparison"]

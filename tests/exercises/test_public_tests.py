@@ -93,6 +93,12 @@ def _run_public_suite(workdir: Path, modules: Path, import_mode: str, released: 
     return Run(result.returncode, output, Path(where.stdout.strip()).resolve(), _cases(junit))
 
 
+def _one(case: Case, line: re.Pattern) -> bool:
+    """The junit failure of pytest.fail(line, pytrace=False): its message "Failed: <line>", its text the line."""
+    message, _, text = case.message.partition("\n")
+    return message == f"Failed: {text}" and line.fullmatch(text) is not None
+
+
 def _assert_imported_the_copy(run: Run, workdir: Path) -> None:
     expected = (workdir / "exercises" / "__init__.py").resolve()
     assert run.imported_from == expected, f"the suite would import {run.imported_from}, not the copy at {expected}"
@@ -139,6 +145,15 @@ def test_it_fails_every_public_test_on_the_stubs_naming_the_todo(stub_run):
         if not TODO_LABEL.search(case.message)
     ]
     assert not unnamed, "a failure on the stubs should name its TODO ('TODO N · ...'):\n\n" + "\n\n".join(unnamed)
+
+
+def test_on_the_stubs_each_failure_is_one_line_naming_the_todo_and_where_its_stub_raised(stub_run):
+    """A TODO not written yet fails each of its tests in one line, without the traceback of the stub's docstring."""
+    run, _ = stub_run
+    one_line = re.compile(r"TODO \d+ · [^:\n]+: not implemented yet \(exercises/\w+\.py, line \d+, in \w+\)")
+    longer = [f"{case.module}::{case.name}\n{case.message[-800:]}" for case in run.cases if not _one(case, one_line)]
+    assert not longer, "a stub's failure should be its one line:\n\n" + "\n\n".join(longer)
+    assert "Traceback" not in run.output and "During handling" not in run.output and '"""' not in run.output
 
 
 def test_the_public_suite_has_tests_for_every_exercise_module(stub_run):

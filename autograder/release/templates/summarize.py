@@ -50,7 +50,7 @@ class Row:
 
 def _one_line(text: str) -> str:
     line = next((line.strip() for line in text.splitlines() if line.strip()), "")
-    line = re.sub(r"[\x00-\x1f\x7f]", "", line).removeprefix("AssertionError: ")
+    line = re.sub(r"[\x00-\x1f\x7f]", "", line).removeprefix("AssertionError: ").removeprefix("Failed: ")
     return line if len(line) <= MESSAGE_CHARACTERS else line[: MESSAGE_CHARACTERS - 3] + "..."
 
 

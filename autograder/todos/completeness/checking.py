@@ -9,10 +9,12 @@ from typing import Any
 from autograder import stubs, todos
 from autograder.todos import Record
 from autograder.todos.completeness import in_process
+from autograder.todos.completeness.corpus import corpus_findings
 from autograder.todos.completeness.findings import CHECKOUT, Completeness, Finding, Paths, Requirement, Status
 from autograder.todos.completeness.mistakes import mistake_findings
 from autograder.todos.completeness.public import named_findings, public_findings, record_public_tests, run_public_tests
 from autograder.todos.completeness.pytorch import pytorch_findings, run_reference_tests
+from autograder.todos.completeness.recommended import recommended_findings
 from autograder.todos.completeness.words import first_line
 
 
@@ -55,8 +57,10 @@ def findings(found: Record, paths: Paths, runs: "_Runs") -> Iterator[Finding]:
     yield from in_process.reference_findings(found, loaded)
     yield from _judged(runs.pytorch, Requirement.PYTORCH, lambda ran: pytorch_findings(found, *ran))
     yield from mistake_findings(found, loaded, paths)
+    yield from corpus_findings(found, paths)
     yield from _judged(runs.public, Requirement.PUBLIC_TESTS, lambda ran: public_findings(found, *ran))
     yield from _judged(runs.recording, Requirement.PUBLIC_NAMES, lambda records: named_findings(found, records))
+    yield from recommended_findings(found, paths)
 
 
 def _judged(run: Future, requirement: Requirement, judge: Callable[[Any], list[Finding]]) -> list[Finding]:

@@ -5,7 +5,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
 
-from autograder.locations import EXERCISES, PUBLIC_TESTS, REFERENCE_TESTS, SOLUTIONS, TODOS
+from autograder.locations import CHECK_TESTS, CORPUS, EXERCISES, PUBLIC_TESTS, REFERENCE_TESTS, SOLUTIONS, TODOS
 
 REFERENCE = "solutions"  # the package the reference is imported from, in this process
 
@@ -13,7 +13,7 @@ REFERENCE = "solutions"  # the package the reference is imported from, in this p
 class Status(StrEnum):
     OK = "ok"
     MISSING = "missing"
-    NOTE = "note"  # said, and missing nothing: no test here compares it with PyTorch
+    NOTE = "note"  # said, and missing nothing: no test here compares it with PyTorch, a recommended file absent
 
 
 class Requirement(StrEnum):
@@ -24,8 +24,10 @@ class Requirement(StrEnum):
     REFERENCE = "reference"  # the reference gets every item
     PYTORCH = "pytorch"  # the project's tests that call it pass (tests/solutions/)
     MISTAKES = "mistakes"  # each catalogued mistake has a variant an item names
+    CORPUS = "corpus"  # each of its own mistakes has a file of tests/corpus/mistakes/ about it
     PUBLIC_TESTS = "public tests"  # some call it; they pass on the reference and fail on the stub
     PUBLIC_NAMES = "public names"  # the public tests name each of its mistakes
+    RECOMMENDED = "recommended"  # noted, never required: tests of its checks, correct corpus files
 
 
 @dataclass(frozen=True)
@@ -57,6 +59,8 @@ class Paths:
     exercises: Path = EXERCISES
     public_tests: Path = PUBLIC_TESTS
     reference_tests: Path = REFERENCE_TESTS
+    corpus: Path = CORPUS
+    check_tests: Path = CHECK_TESTS
 
 
 CHECKOUT = Paths()  # the checkout's own parts: every function's default

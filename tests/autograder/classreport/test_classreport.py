@@ -4,6 +4,7 @@ The roster here is written, not graded (results built item by item, as the grade
 so every count is known in advance; the browser test grades a real one from the corpus.
 """
 
+import statistics
 import subprocess
 import sys
 from html.parser import HTMLParser
@@ -30,6 +31,11 @@ UNGRADED_HOSTILE = "<img src=x onerror=alert(2)>"
 GATHER, MEAN, LOSS = (  # "TODO 4 · gather-at-final-index", ...: the TODOs' labels, as the generator numbers them
     next(todo.label for todo in stubs.todos() if todo.function == function) for function in ONLY
 )
+
+
+def above(margin: float) -> float:
+    """An accuracy `margin` of the way from the threshold item's threshold to 1: over it, whatever the record says."""
+    return THRESHOLD + margin * (1 - THRESHOLD)
 
 
 def accuracy(value: float) -> dict:
@@ -80,19 +86,26 @@ WRONG_LOSS = {
 } | {"next_token_loss: legal inputs": ("wrong", [])}
 WRONG_GATHER = {"gather_final: values": ("wrong", ["G1"]), "gather_final: legal inputs": ("wrong", [])}
 WRONG_MEAN = {"masked_mean: values": ("wrong", ["G3"]), "masked_mean: legal inputs": ("wrong", [])}
+# each graded student's items lost (every other at full marks) and accuracy on the threshold item (eve's crashed)
+LOST = {
+    "ada": {**WRONG_GATHER, **WRONG_LOSS, THRESHOLD_ITEM: ("wrong", [])},
+    "bob": WRONG_GATHER,
+    "cy": WRONG_MEAN,
+    "dee": {},
+    "eve": {
+        "gather_final: values": ("timeout", []),
+        "gather_final: legal inputs": ("wrong", []),
+        THRESHOLD_ITEM: ("crash", []),
+    },
+    HOSTILE: WRONG_MEAN,
+}
+ACCURACY = {"ada": THRESHOLD / 20, "bob": above(0.65), "cy": above(0.6), "dee": above(0.55), HOSTILE: above(0.75)}
 ROSTER = {
-    "ada": graded({**WRONG_GATHER, **WRONG_LOSS, THRESHOLD_ITEM: ("wrong", [])}, 0.04),
-    "bob": graded(WRONG_GATHER, 0.93),
-    "cy": graded(WRONG_MEAN, 0.92, isolation=LANDLOCK_FAILED, isolation_required=False),
-    "dee": graded({}, 0.91, grader_version="0.0.9"),
-    "eve": graded(
-        {
-            "gather_final: values": ("timeout", []),
-            "gather_final: legal inputs": ("wrong", []),
-            THRESHOLD_ITEM: ("crash", []),
-        },
-        None,
-    ),
+    "ada": graded(LOST["ada"], ACCURACY["ada"]),
+    "bob": graded(LOST["bob"], ACCURACY["bob"]),
+    "cy": graded(LOST["cy"], ACCURACY["cy"], isolation=LANDLOCK_FAILED, isolation_required=False),
+    "dee": graded(LOST["dee"], ACCURACY["dee"], grader_version="0.0.9"),
+    "eve": graded(LOST["eve"], None),
     "fay": failed_grading(SELECTED, "the grading process was killed by SIGKILL; see grader.log", 700.0),
 }
 
@@ -107,7 +120,7 @@ def results(tmp_path_factory: pytest.TempPathFactory) -> Path:
     (folder / "gus" / "results.json").write_text('{"tests": [')
     (folder / "gus" / "student").write_text(UNGRADED_HOSTILE)
     (folder / "ivy").mkdir()
-    writers.write_results_json(graded(WRONG_MEAN, 0.95), folder / "ivy" / "results.json")
+    writers.write_results_json(graded(LOST[HOSTILE], ACCURACY[HOSTILE]), folder / "ivy" / "results.json")
     (folder / "ivy" / "student").write_text(HOSTILE)
     return folder
 
@@ -129,10 +142,16 @@ def test_it_counts_each_named_mistake_once_per_student_most_students_first(repor
     assert g1.example.startswith("[G1] ")
 
 
+def total_without(lost: dict) -> float:
+    """The total of a student who lost the items in `lost` and scored every other: the records' points."""
+    return SELECTED.total - sum(item.points for item in SELECTED.items if item.name in lost)
+
+
 def test_it_counts_graded_and_ungraded_students_and_says_why(report):
     totals = {one.name: one.total for one in report.graded}
-    assert totals == {"ada": 4, "bob": 18, "cy": 19, "dee": 23, "eve": 14, HOSTILE: 19}  # out of 5+4+5+3+2+4
-    assert report.max_score == 23 and report.median == 18.5
+    expected = {name: total_without(lost) for name, lost in LOST.items()}
+    assert totals == expected
+    assert report.max_score == SELECTED.total and report.median == statistics.median(expected.values())
     why = {one.name: one.error for one in report.ungraded}
     assert set(why) == {"fay", UNGRADED_HOSTILE, "hal"}
     assert "killed by SIGKILL" in why["fay"] and "unreadable" in why[UNGRADED_HOSTILE] and "no results" in why["hal"]
@@ -158,8 +177,8 @@ def test_it_ranks_todos_and_items_by_the_share_of_full_marks_worst_first(report)
 def test_it_keeps_each_students_accuracy_on_a_threshold_item_and_who_has_none(report):
     (item,) = report.thresholds
     assert (item.item, item.threshold) == (THRESHOLD_ITEM, THRESHOLD)
-    assert item.accuracies == {"ada": 0.04, "bob": 0.93, "cy": 0.92, "dee": 0.91, HOSTILE: 0.95}
-    assert item.without == ["eve"] and item.reached == 4
+    assert item.accuracies == ACCURACY
+    assert item.without == ["eve"] and item.reached == len(ACCURACY) - 1  # all but ada
 
 
 def test_it_lists_the_students_to_look_at(report):

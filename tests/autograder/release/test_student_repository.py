@@ -299,6 +299,18 @@ def test_its_readme_lists_every_todo_with_its_function_lesson_and_points(release
     assert "    python -m exercises.check_training" in text
 
 
+def test_its_readme_shows_the_line_a_test_fails_with_while_a_todo_is_not_written_where_its_stub_raises(released):
+    first = stubs.todos()[0]
+    text = (released / "README.md").read_text()
+    where = r"\(exercises/(\w+)\.py, line (\d+), in (\w+)\)"
+    shown = re.search(rf"`{re.escape(first.label)}: not implemented yet {where}`", text)
+    assert shown, f"no example of a stub's failure for {first.label} in the README"
+    module, line, function = shown.groups()
+    assert (module, function) == (first.module, first.function.split(".")[-1])
+    stub = (released / "exercises" / f"{module}.py").read_text().splitlines()[int(line) - 1]
+    assert f'raise NotImplementedError("{first.label}: not implemented yet")' in stub
+
+
 def test_its_readme_sets_up_in_two_commands_and_says_the_preview_is_not_the_grade(released):
     text = (released / "README.md").read_text()
     set_up = text.split("## Set up", 1)[1].split("\n## ", 1)[0]

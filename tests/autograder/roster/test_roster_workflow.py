@@ -451,14 +451,16 @@ def test_with_late_work_each_students_feedback_says_what_was_applied_and_why(kee
     bodies = {repository: listed[0]["body"] for repository, listed in issues.items()}
     assert set(bodies) == {f"course/{name}-week07" for name in ("ann", "ben", "eve", "fay")}, "cat has no grade"
     eve = gradebook(late_course, 2)["eve"]
-    assert bodies["course/eve-week07"].startswith(f"**Your grade: {float(eve['total']):g} / 100**")
+    assert bodies["course/eve-week07"].startswith(f"**Your grade: {float(eve['total']):g} / {TOTAL:g}**")
     assert "Commit " + eve["commit"][:12] + " was made 20 h after the deadline" in bodies["course/eve-week07"]
     (padding, _), (both, _) = worth(late_course, "better", PADDING), worth(late_course, "better", BOTH)
-    assert f"## Week 07 · Recurrent Networks: {both:g} / 100" in bodies["course/eve-week07"], (
+    assert f"## Week 07 · Recurrent Networks: {both:g} / {TOTAL:g}" in bodies["course/eve-week07"], (
         "the late grading's summary"
     )
-    assert f"## Week 07 · Recurrent Networks: {both:g} / 100" in bodies["course/fay-week07"], "the on-time one's"
-    assert bodies["course/ann-week07"].startswith(f"## Week 07 · Recurrent Networks: {padding:g} / 100"), "on time"
+    assert f"## Week 07 · Recurrent Networks: {both:g} / {TOTAL:g}" in bodies["course/fay-week07"], "the on-time one's"
+    assert bodies["course/ann-week07"].startswith(f"## Week 07 · Recurrent Networks: {padding:g} / {TOTAL:g}"), (
+        "on time"
+    )
 
 
 def test_with_late_work_a_rerun_and_its_merge_never_apply_the_penalty_twice(keep_better, late_course):

@@ -69,6 +69,25 @@ def test_it_refuses_a_broken_record_saying_which_file_and_what(folders, change, 
         todos.records(folders, SOLUTIONS)
 
 
+def test_a_record_that_is_not_toml_names_its_file_and_hints_at_triple_quotes_for_a_quote_in_a_string(folders):
+    path = folders / "lstm_step" / "record.toml"
+    path.write_text(path.read_text().replace("lesson = 'Day 2, \"What", "lesson = 'Day 2's \"What", 1))
+    with pytest.raises(todos.RecordError) as raised:
+        todos.records(folders, SOLUTIONS)
+    assert str(raised.value).startswith(f"{path} cannot be read as a record: not valid TOML, ")
+    assert "(at line 27, column 17)" in str(raised.value)  # the reader's own place, then the hint
+    assert str(raised.value).endswith("one holding both ' and \" in triple quotes: '''...'''")
+
+
+def test_a_record_that_is_not_toml_with_no_quote_before_where_it_stops_gets_no_hint(folders):
+    path = folders / "lstm_step" / "record.toml"
+    path.write_text(path.read_text().replace("[items]", "[items", 1))  # its comment's "item's" comes after
+    with pytest.raises(todos.RecordError) as raised:
+        todos.records(folders, SOLUTIONS)
+    assert "cannot be read as a record: not valid TOML" in str(raised.value)
+    assert "quote" not in str(raised.value)
+
+
 def test_its_points_and_recipes_are_the_rubrics():
     loaded = rubric.load()
     assert {(i.function, i.aspect): i.points for i in loaded.items} == {

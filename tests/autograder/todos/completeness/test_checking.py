@@ -15,6 +15,17 @@ def test_when_the_records_do_not_read_each_exercise_says_why_and_nothing_else_is
 
 
 # -- the command ---------------------------------------------------------------------------------------------
+def test_its_command_says_which_record_is_not_toml_and_how_to_quote_a_string(folders, monkeypatch, capsys):
+    path = folders / "lstm_step" / "record.toml"
+    path.write_text(path.read_text().replace("lesson = 'Day 2, \"What", "lesson = 'Day 2's \"What", 1))
+    monkeypatch.setattr(completeness, "known", lambda: completeness.checking.known(Paths(todos=folders)))
+    monkeypatch.setattr(completeness, "check", lambda keys: completeness.checking.check(keys, Paths(todos=folders)))
+    assert cli.main(["todo", "check", "lstm_step"]) == commands.EXIT_BELOW
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[1].startswith(f"  missing  record: {path} cannot be read as a record: not valid TOML, ")
+    assert "one holding both ' and \" in triple quotes: '''...'''" in lines[1]
+
+
 def test_its_command_refuses_a_key_the_week_has_no_exercise_for_checking_nothing(capsys):
     assert cli.main(["todo", "check", "lstm_step", "no_step"]) == commands.EXIT_ERROR
     printed = capsys.readouterr()

@@ -80,3 +80,4 @@ def test_it_explains_a_write_into_the_biases_with_autograd_on_and_names_f3_from_
         assert "`with torch.no_grad():`" in text, text
         assert named(text) == (["F3"] if aspect == "all_layers_and_directions" else []), text
     assert "does what this item asks: that write is all that is wrong" in found["forget_block"]
+    assert torch.is_grad_enabled()  # the calls made with autograd off leave it on for whatever runs next
