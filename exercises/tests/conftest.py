@@ -42,10 +42,17 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-import pytest
-import torch
-from torch import nn
+# Importing torch makes a few hundred thousand objects, none of them garbage: the garbage collector is off while it
+# does, instead of walking them again and again (about a fifth of a second), and on again right after.
+_collector_on = gc.isenabled()
+gc.disable()
+import numpy as np  # noqa: E402
+import pytest  # noqa: E402
+import torch  # noqa: E402
+from torch import nn  # noqa: E402
+
+if _collector_on:
+    gc.enable()
 
 MISTAKES = Path(__file__).resolve().parent / "mistakes.json"
 PACKAGE = Path(__file__).resolve().parents[1]  # exercises/: the student's modules, beside these tests
@@ -122,11 +129,20 @@ def _train_without_importing_dynamo() -> None:
     dynamo.install()
 
 
-def pytest_collection_finish(session: pytest.Session) -> None:
-    """What collecting imported (torch, scikit-learn, your modules) lives to the end: frozen, it is not walked
-    again by each of the garbage collections pytest makes at the session's end (five, to catch an exception raised
-    where an object is deleted; about a second). What the tests make is collected as before."""
-    gc.freeze()
+@pytest.hookimpl(wrapper=True)
+def pytest_collection(session: pytest.Session) -> Iterator[None]:
+    """Collecting imports scikit-learn and your modules: with the garbage collector off too (as torch above). What
+    it imported lives to the end: frozen, it is not walked again by each of the garbage collections pytest makes at
+    the session's end (five, to catch an exception raised where an object is deleted; about a second). What the
+    tests make is collected as before: the collector is on again when they run."""
+    collector_on = gc.isenabled()
+    gc.disable()
+    try:
+        return (yield)
+    finally:
+        gc.freeze()
+        if collector_on:
+            gc.enable()
 
 
 # -- what a call gave: plain numbers, compared with a tolerance --------------------------------

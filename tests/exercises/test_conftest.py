@@ -4,6 +4,7 @@ The conftest is the file students get (`exercises/tests/conftest.py`); it is loa
 loads it, and run on the stubs this project installs as `exercises` (or on a student's module written here).
 """
 
+import gc
 import importlib
 import importlib.util
 import sys
@@ -149,6 +150,42 @@ def test_it_keeps_the_traceback_of_the_stubs_words_raised_elsewhere_or_as_anothe
     assert conftest.untouched_stub(NotImplementedError(words)) is None  # no frame of the student's file
     other = students_module(STUB.replace("NotImplementedError", "RuntimeError")).forward
     assert conftest.untouched_stub(raised_by(other, None)) is None
+
+
+# -- what a run costs: no garbage collection walks what importing and collecting make ---------------------------
+def collected(collector_on: bool) -> tuple[bool, bool, int]:
+    """Run the conftest's collection wrapper from a collector on or off: (on while collecting, on after, frozen)."""
+    (gc.enable if collector_on else gc.disable)()
+    frozen = gc.get_freeze_count()
+    try:
+        wrapper = conftest.pytest_collection(session=None)
+        next(wrapper)
+        during = gc.isenabled()
+        with pytest.raises(StopIteration):
+            wrapper.send(None)
+        return during, gc.isenabled(), gc.get_freeze_count() - frozen
+    finally:
+        gc.unfreeze()
+        gc.enable()
+
+
+def test_it_collects_with_the_garbage_collector_off_then_on_again_with_what_collecting_made_frozen():
+    during, after, frozen = collected(collector_on=True)
+    assert (during, after) == (False, True) and frozen > 0
+
+
+def test_it_leaves_the_garbage_collector_off_after_collecting_when_it_was_off_before():
+    assert collected(collector_on=False)[:2] == (False, False)
+
+
+def test_importing_it_leaves_the_garbage_collector_as_it_was():
+    for collector_on in (True, False):
+        (gc.enable if collector_on else gc.disable)()
+        try:
+            public_conftest()
+            assert gc.isenabled() is collector_on
+        finally:
+            gc.enable()
 
 
 # -- what a run costs: torch's machinery that no public test needs is left unimported ---------------------------
