@@ -10,7 +10,7 @@ from autograder.todos.completeness.corpus import CORRECT, CORRECT_HEADER, header
 from autograder.todos.completeness.findings import CHECKOUT, Finding, Paths, Requirement, Status
 from autograder.todos.completeness.words import counted, shown
 
-CHECK_TESTS = "test_checks.py"  # the tests of an exercise's checks, in its folder of tests/autograder/todos/
+CHECKS_TESTS_FILE = "test_checks.py"  # the tests of an exercise's checks, in its folder of tests/autograder/todos/
 
 
 def recommended_findings(found: Record, paths: Paths = CHECKOUT) -> list[Finding]:
@@ -19,7 +19,7 @@ def recommended_findings(found: Record, paths: Paths = CHECKOUT) -> list[Finding
     if absent:
         words = f"not checked: no {shown(absent[0])}/ here (run it from a checkout)"
         return [Finding(Requirement.RECOMMENDED, Status.NOTE, words)]
-    tests = paths.check_tests / found.key / CHECK_TESTS
+    tests = paths.check_tests / found.key / CHECKS_TESTS_FILE
     correct = correct_files(found, paths.corpus)
     notes = [] if tests.is_file() else [f"no tests of its checks: write {shown(tests)}, a test per check's own cases"]
     if not correct:
