@@ -53,10 +53,7 @@ class Settings:
             grad=torch.is_grad_enabled(),
             dtype=torch.get_default_dtype(),
             device=None if device == torch.device("cpu") else device,
-            deterministic=(
-                torch.are_deterministic_algorithms_enabled(),
-                torch.is_deterministic_algorithms_warn_only_enabled(),
-            ),
+            deterministic=_deterministic(),
             anomaly=(torch.is_anomaly_enabled(), torch.is_anomaly_check_nan_enabled()),
         )
 
@@ -65,13 +62,13 @@ class Settings:
         torch.set_default_device(self.device)
         torch.set_grad_enabled(self.grad)
         torch.set_num_threads(self.threads)
-        deterministic = (
-            torch.are_deterministic_algorithms_enabled(),
-            torch.is_deterministic_algorithms_warn_only_enabled(),
-        )
-        if deterministic != self.deterministic:  # only then: setting it imports and sets inductor's config (0.5 ms)
+        if _deterministic() != self.deterministic:  # only then: setting it imports and sets inductor's config (0.5 ms)
             torch.use_deterministic_algorithms(self.deterministic[0], warn_only=self.deterministic[1])
         torch.autograd.set_detect_anomaly(*self.anomaly)
+
+
+def _deterministic() -> tuple[bool, bool]:
+    return torch.are_deterministic_algorithms_enabled(), torch.is_deterministic_algorithms_warn_only_enabled()
 
 
 def reset_globals(seed: int, threads: int) -> None:

@@ -42,17 +42,26 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-# Importing torch makes a few hundred thousand objects, none of them garbage: the garbage collector is off while it
-# does, instead of walking them again and again (about a fifth of a second), and on again right after.
-_collector_on = gc.isenabled()
-gc.disable()
-import numpy as np  # noqa: E402
-import pytest  # noqa: E402
-import torch  # noqa: E402
-from torch import nn  # noqa: E402
 
-if _collector_on:
-    gc.enable()
+@contextlib.contextmanager
+def collector_off() -> Iterator[None]:
+    """No garbage collection in the block, then as before. Importing torch (and, collecting, scikit-learn and your
+    modules) makes a few hundred thousand objects, none of them garbage: the collector would walk them again and
+    again (about a fifth of a second each)."""
+    collector_on = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if collector_on:
+            gc.enable()
+
+
+with collector_off():
+    import numpy as np
+    import pytest
+    import torch
+    from torch import nn
 
 MISTAKES = Path(__file__).resolve().parent / "mistakes.json"
 PACKAGE = Path(__file__).resolve().parents[1]  # exercises/: the student's modules, beside these tests
@@ -131,18 +140,15 @@ def _train_without_importing_dynamo() -> None:
 
 @pytest.hookimpl(wrapper=True)
 def pytest_collection(session: pytest.Session) -> Iterator[None]:
-    """Collecting imports scikit-learn and your modules: with the garbage collector off too (as torch above). What
+    """Collecting imports scikit-learn and your modules: with the garbage collector off too (`collector_off`). What
     it imported lives to the end: frozen, it is not walked again by each of the garbage collections pytest makes at
     the session's end (five, to catch an exception raised where an object is deleted; about a second). What the
     tests make is collected as before: the collector is on again when they run."""
-    collector_on = gc.isenabled()
-    gc.disable()
-    try:
-        return (yield)
-    finally:
-        gc.freeze()
-        if collector_on:
-            gc.enable()
+    with collector_off():
+        try:
+            return (yield)
+        finally:
+            gc.freeze()
 
 
 # -- what a call gave: plain numbers, compared with a tolerance --------------------------------

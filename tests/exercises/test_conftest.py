@@ -9,6 +9,7 @@ import importlib
 import importlib.util
 import sys
 import types
+from pathlib import Path
 
 import pytest
 import torch
@@ -59,18 +60,23 @@ def test_it_blames_only_a_helper_the_test_called_and_that_fails_its_own_tests(mo
 STUDENT = "import torch\n\n\ndef step(x, weight_ih):\n    return x @ weight_ih\n"
 
 
+def students(package: Path, module: str, source: str) -> types.ModuleType:
+    """`source` written as the student's exercises/<module>.py in `package`, and loaded from there."""
+    (package / f"{module}.py").write_text(source, encoding="utf-8")
+    spec = importlib.util.spec_from_file_location(f"student_{module}", package / f"{module}.py")
+    loaded = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(loaded)
+    return loaded
+
+
 @pytest.fixture
 def released(monkeypatch, tmp_path):
     """A student's repository in tmp_path whose mistakes.json holds the grader's table; its `step` multiplies."""
     package = tmp_path / "exercises"
     (package / "tests").mkdir(parents=True)
-    (package / "recurrence.py").write_text(STUDENT, encoding="utf-8")
     monkeypatch.setattr(conftest, "PACKAGE", package)
     monkeypatch.setattr(conftest, "known", lambda: {"mistakes": {}, "tests": {}, "errors": errors.shipped()})
-    spec = importlib.util.spec_from_file_location("student_recurrence", package / "recurrence.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return students(package, "recurrence", STUDENT)
 
 
 def raised_by(code, *args) -> BaseException:
@@ -123,15 +129,7 @@ def students_module(monkeypatch, tmp_path):
     package = tmp_path / "exercises"
     package.mkdir()
     monkeypatch.setattr(conftest, "PACKAGE", package)
-
-    def load(source: str) -> types.ModuleType:
-        (package / "classifier.py").write_text(source, encoding="utf-8")
-        spec = importlib.util.spec_from_file_location("student_classifier", package / "classifier.py")
-        module = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(module)
-        return module
-
-    return load
+    return lambda source: students(package, "classifier", source)
 
 
 def test_it_reports_a_stub_not_written_yet_in_one_line_with_where_it_raised(students_module):

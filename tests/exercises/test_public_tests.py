@@ -93,7 +93,7 @@ def _run_public_suite(workdir: Path, modules: Path, import_mode: str, released: 
     return Run(result.returncode, output, Path(where.stdout.strip()).resolve(), _cases(junit))
 
 
-def _one(case: Case, line: re.Pattern) -> bool:
+def _failed_in_one_line(case: Case, line: re.Pattern) -> bool:
     """The junit failure of pytest.fail(line, pytrace=False): its message "Failed: <line>", its text the line."""
     message, _, text = case.message.partition("\n")
     return message == f"Failed: {text}" and line.fullmatch(text) is not None
@@ -151,7 +151,11 @@ def test_on_the_stubs_each_failure_is_one_line_naming_the_todo_and_where_its_stu
     """A TODO not written yet fails each of its tests in one line, without the traceback of the stub's docstring."""
     run, _ = stub_run
     one_line = re.compile(r"TODO \d+ · [^:\n]+: not implemented yet \(exercises/\w+\.py, line \d+, in \w+\)")
-    longer = [f"{case.module}::{case.name}\n{case.message[-800:]}" for case in run.cases if not _one(case, one_line)]
+    longer = [
+        f"{case.module}::{case.name}\n{case.message[-800:]}"
+        for case in run.cases
+        if not _failed_in_one_line(case, one_line)
+    ]
     assert not longer, "a stub's failure should be its one line:\n\n" + "\n\n".join(longer)
     assert "Traceback" not in run.output and "During handling" not in run.output and '"""' not in run.output
 
